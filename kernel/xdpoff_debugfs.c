@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xdpoff: read-only state for tests, netdevsim style:
+ *   /sys/kernel/debug/xdpoff/<ifname>/rules	the shadow rule table
+ *   /sys/kernel/debug/xdpoff/<ifname>/blocks	flow blocks bound
+ */
+
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+
+#include "xdpoff.h"
+
+static struct dentry *xdpoff_ddir;
+
+/* One line per rule: cookie order action stats-slot mask-slot installed */
+static int xdpoff_rules_show(struct seq_file *s, void *unused)
+{
+	struct xdpoff_dev *xdev = s->private;
+	struct xdpoff_rule *r;
+	int bkt;
+
+	mutex_lock(&xdpoff_lock);
+	hash_for_each(xdev->by_cookie, bkt, r, cookie_node)
+		seq_printf(s, "%lx %llu %u %u %u %d\n", r->cookie,
+			   r->val.order, r->val.action, r->val.stats_slot,
+			   r->mask_slot, r->installed);
+	mutex_unlock(&xdpoff_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(xdpoff_rules);
+
+void xdpoff_debugfs_dev_add(struct xdpoff_dev *xdev)
+{
+	xdev->ddir = debugfs_create_dir(xdev->ifname, xdpoff_ddir);
+	debugfs_create_file("rules", 0400, xdev->ddir, xdev,
+			    &xdpoff_rules_fops);
+	debugfs_create_u32("blocks", 0400, xdev->ddir, &xdev->nr_blocks);
+}
+
+void xdpoff_debugfs_dev_del(struct xdpoff_dev *xdev)
+{
+	debugfs_remove_recursive(xdev->ddir);
+}
+
+void xdpoff_debugfs_init(void)
+{
+	xdpoff_ddir = debugfs_create_dir(KBUILD_MODNAME, NULL);
+}
+
+void xdpoff_debugfs_uninit(void)
+{
+	debugfs_remove_recursive(xdpoff_ddir);
+}

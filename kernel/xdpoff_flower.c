@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: GPL-2.0
+/* xdpoff: flow_rule -> map entries, and the driver's shadow rule table. */
+
+#include <linux/bpf.h>
+#include <linux/etherdevice.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/jhash.h>
+#include <linux/slab.h>
+#include <net/flow_offload.h>
+#include <net/pkt_cls.h>
+
+#include "xdpoff.h"
+
+#define XDPOFF_KEY_MSG(key, what) \
+	[FLOW_DISSECTOR_KEY_##key] = KBUILD_MODNAME ": match on " what \
+				     " is not supported"
+
+/* What nft/tc prints for a dissector key this driver does not handle. */
+static const char * const xdpoff_key_unsupported[FLOW_DISSECTOR_KEY_MAX] = {
+	XDPOFF_KEY_MSG(META, "meta iif"),
+	XDPOFF_KEY_MSG(IPV6_ADDRS, "ip6 addresses"),
+	XDPOFF_KEY_MSG(PORTS_RANGE, "port ranges"),
+	XDPOFF_KEY_MSG(ICMP, "icmp type or code"),
+	XDPOFF_KEY_MSG(ARP, "arp"),
+	XDPOFF_KEY_MSG(VLAN, "vlan"),
+	XDPOFF_KEY_MSG(CVLAN, "inner vlan"),
+	XDPOFF_KEY_MSG(TCP, "tcp flags"),
+	XDPOFF_KEY_MSG(IP, "ip tos or ttl"),
+	XDPOFF_KEY_MSG(MPLS, "mpls"),
+	XDPOFF_KEY_MSG(CT, "conntrack state"),
+	XDPOFF_KEY_MSG(ENC_KEYID, "tunnel key id"),
+	XDPOFF_KEY_MSG(ENC_IPV4_ADDRS, "tunnel addresses"),
+	XDPOFF_KEY_MSG(ENC_IPV6_ADDRS, "tunnel addresses"),
+	XDPOFF_KEY_MSG(ENC_CONTROL, "tunnel control"),
+	XDPOFF_KEY_MSG(ENC_PORTS, "tunnel ports"),
+	XDPOFF_KEY_MSG(ENC_IP, "tunnel ip tos or ttl"),
+	XDPOFF_KEY_MSG(ENC_OPTS, "tunnel options"),
+};
+
+#define XDPOFF_KEYS_SUPPORTED					\
+	(BIT_ULL(FLOW_DISSECTOR_KEY_CONTROL) |			\
+	 BIT_ULL(FLOW_DISSECTOR_KEY_BASIC) |			\
+	 BIT_ULL(FLOW_DISSECTOR_KEY_ETH_ADDRS) |		\
+	 BIT_ULL(FLOW_DISSECTOR_KEY_IPV4_ADDRS) |		\
+	 BIT_ULL(FLOW_DISSECTOR_KEY_PORTS))
+
+static int xdpoff_parse_keys(const struct flow_rule *rule,
+			     struct xdpoff_match *m,
+			     struct netlink_ext_ack *extack)
+{
+	u64 unsupported = rule->match.dissector->used_keys &
+			  ~XDPOFF_KEYS_SUPPORTED;
+	struct xdpoff_fields *k = &m->key, *mk = &m->mask;
+
+	if (unsupported) {
+		int key = __ffs64(unsupported);
+		const char *msg = key < FLOW_DISSECTOR_KEY_MAX ?
+				  xdpoff_key_unsupported[key] : NULL;
+
+		xdpoff_set_err_msg(extack, msg ? msg : KBUILD_MODNAME
+				   ": match on this key is not supported");
+		return -EOPNOTSUPP;
+	}
+
+	if (flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_CONTROL)) {
+		struct flow_match_control match;
+
+		flow_rule_match_control(rule, &match);
+		if (match.mask->flags) {
+			NL_SET_ERR_MSG_MOD(extack,
+					   "match on fragment flags is not supported");
+			return -EOPNOTSUPP;
+		}
+		/* addr_type says which address key is valid; checked below. */
+	}
+
+	if (flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_BASIC)) {
+		struct flow_match_basic match;
+
+		flow_rule_match_basic(rule, &match);
+		k->n_proto = match.key->n_proto;
+		mk->n_proto = match.mask->n_proto;
+		k->ip_proto = match.key->ip_proto;
+		mk->ip_proto = match.mask->ip_proto;
+	}
+
+	if (flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_ETH_ADDRS)) {
+		struct flow_match_eth_addrs match;
+
+		flow_rule_match_eth_addrs(rule, &match);
+		ether_addr_copy(k->dmac, match.key->dst);
+		ether_addr_copy(mk->dmac, match.mask->dst);
+		ether_addr_copy(k->smac, match.key->src);
+		ether_addr_copy(mk->smac, match.mask->src);
+	}
+
+	if (flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_IPV4_ADDRS)) {
+		struct flow_match_ipv4_addrs match;
+
+		flow_rule_match_ipv4_addrs(rule, &match);
+		k->saddr = match.key->src;
+		mk->saddr = match.mask->src;
+		k->daddr = match.key->dst;
+		mk->daddr = match.mask->dst;
+	}
+
+	if (flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_PORTS)) {
+		struct flow_match_ports match;
+
+		flow_rule_match_ports(rule, &match);
+		k->sport = match.key->src;
+		mk->sport = match.mask->src;
+		k->dport = match.key->dst;
+		mk->dport = match.mask->dst;
+	}
+	return 0;
+}
+
+/*
+ * The XDP parser fills the IPv4 fields only for a valid IPv4 header, and
+ * the ports only for the first fragment of TCP or UDP, as nf_tables does.
+ * A rule matching on them therefore needs the frame to be IPv4 (and TCP or
+ * UDP): the flags bits make that part of the key.
+ */
+static int xdpoff_check_deps(struct xdpoff_match *m,
+			     struct netlink_ext_ack *extack)
+{
+	struct xdpoff_fields *k = &m->key, *mk = &m->mask;
+	bool l3 = mk->saddr || mk->daddr || mk->ip_proto;
+	bool l4 = mk->sport || mk->dport;
+
+	if ((l3 || l4) && (mk->n_proto != htons(0xffff) ||
+			   k->n_proto != htons(ETH_P_IP))) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "match on l3/l4 fields is only supported for ip (ipv4)");
+		return -EOPNOTSUPP;
+	}
+	if (l4 && (mk->ip_proto != 0xff ||
+		   (k->ip_proto != IPPROTO_TCP && k->ip_proto != IPPROTO_UDP))) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "match on ports is only supported for tcp and udp");
+		return -EOPNOTSUPP;
+	}
+	if (l3 || l4) {
+		k->flags |= XDPOFF_F_IPV4;
+		mk->flags |= XDPOFF_F_IPV4;
+	}
+	if (l4) {
+		k->flags |= XDPOFF_F_L4;
+		mk->flags |= XDPOFF_F_L4;
+	}
+	return 0;
+}
+
+static int xdpoff_parse_actions(const struct flow_rule *rule,
+				struct xdpoff_match *m,
+				struct netlink_ext_ack *extack)
+{
+	const struct flow_action_entry *act;
+	int i;
+
+	if (rule->action.num_entries != 1) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "exactly one action per rule is supported");
+		return -EOPNOTSUPP;
+	}
+
+	flow_action_for_each(i, act, &rule->action) {
+		switch (act->id) {
+		case FLOW_ACTION_ACCEPT:
+			m->action = XDPOFF_ACT_PASS;
+			break;
+		case FLOW_ACTION_DROP:
+			m->action = XDPOFF_ACT_DROP;
+			break;
+		case FLOW_ACTION_REDIRECT:
+			NL_SET_ERR_MSG_MOD(extack, "action fwd is not supported");
+			return -EOPNOTSUPP;
+		case FLOW_ACTION_MIRRED:
+			NL_SET_ERR_MSG_MOD(extack, "action dup is not supported");
+			return -EOPNOTSUPP;
+		default:
+			NL_SET_ERR_MSG_MOD(extack, "action is not supported");
+			return -EOPNOTSUPP;
+		}
+	}
+	return 0;
+}
+
+int xdpoff_flower_parse(const struct flow_rule *rule, struct xdpoff_match *m,
+			struct netlink_ext_ack *extack)
+{
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	err = xdpoff_parse_keys(rule, m, extack);
+	if (err)
+		return err;
+	err = xdpoff_check_deps(m, extack);
+	if (err)
+		return err;
+	return xdpoff_parse_actions(rule, m, extack);
+}
+
+static u32 xdpoff_key_hash(const struct xdpoff_rule_key *key)
+{
+	return jhash(key, sizeof(*key), 0);
+}
+
+static struct xdpoff_rule *xdpoff_rule_find(struct xdpoff_dev *xdev,
+					    unsigned long cookie)
+{
+	struct xdpoff_rule *r;
+
+	hash_for_each_possible(xdev->by_cookie, r, cookie_node, cookie)
+		if (r->cookie == cookie)
+			return r;
+	return NULL;
+}
+
+/* The rule that owns the map entry of @key, and the best other one. */
+static void xdpoff_key_rules(struct xdpoff_dev *xdev,
+			     const struct xdpoff_rule_key *key,
+			     const struct xdpoff_rule *skip,
+			     struct xdpoff_rule **owner,
+			     struct xdpoff_rule **best)
+{
+	struct xdpoff_rule *r;
+
+	*owner = NULL;
+	*best = NULL;
+	hash_for_each_possible(xdev->by_key, r, key_node, xdpoff_key_hash(key)) {
+		if (r == skip || memcmp(&r->key, key, sizeof(*key)))
+			continue;
+		if (r->installed)
+			*owner = r;
+		if (!*best || r->val.order < (*best)->val.order)
+			*best = r;
+	}
+}
+
+static int xdpoff_rule_add(struct xdpoff_block *blk,
+			   struct flow_cls_offload *f)
+{
+	struct netlink_ext_ack *extack = f->common.extack;
+	struct xdpoff_dev *xdev = blk->xdev;
+	struct xdpoff_rule *r, *owner, *best;
+	struct xdpoff_match m;
+	int err;
+
+	err = xdpoff_flower_parse(flow_cls_offload_flow_rule(f), &m, extack);
+	if (err)
+		return err;
+
+	if (xdev->nr_rules >= xdev->max_rules) {
+		NL_SET_ERR_MSG_MOD(extack, "rule table is full");
+		return -ENOSPC;
+	}
+
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	r->cookie = f->cookie;
+	r->blk = blk;
+	r->val.action = m.action;
+	/* Chains are stages in priority order; rules in arrival order. */
+	r->val.order = (u64)f->common.prio << 32 | ++xdev->seq;
+
+	err = xdpoff_mask_get(xdev, &m.mask, &r->mask_slot, extack);
+	if (err)
+		goto err_free_rule;
+	r->key.mask_id = xdev->mask_slots[r->mask_slot].id;
+	r->key.fields = m.key;
+
+	err = xdpoff_stats_alloc(xdev, &r->val.stats_slot);
+	if (err) {
+		NL_SET_ERR_MSG_MOD(extack, "rule table is full");
+		goto err_put_mask;
+	}
+
+	/* An earlier rule with the same key keeps the entry; ours waits. */
+	xdpoff_key_rules(xdev, &r->key, NULL, &owner, &best);
+	if (!owner || r->val.order < owner->val.order) {
+		err = xdpoff_map_update(xdev->rules, &r->key, &r->val, BPF_ANY);
+		if (err) {
+			NL_SET_ERR_MSG_MOD(extack, "failed to write the rules map");
+			goto err_free_stats;
+		}
+		r->installed = true;
+		if (owner)
+			owner->installed = false;
+	}
+
+	hash_add(xdev->by_cookie, &r->cookie_node, r->cookie);
+	hash_add(xdev->by_key, &r->key_node, xdpoff_key_hash(&r->key));
+	xdev->nr_rules++;
+	return 0;
+
+err_free_stats:
+	xdpoff_stats_free(xdev, r->val.stats_slot);
+err_put_mask:
+	xdpoff_mask_put(xdev, r->mask_slot);
+err_free_rule:
+	kfree(r);
+	return err;
+}
+
+/* Remove @r: its map entry goes to the next rule with the same key. */
+static void xdpoff_rule_del(struct xdpoff_dev *xdev, struct xdpoff_rule *r)
+{
+	struct xdpoff_rule *owner, *best;
+
+	hash_del(&r->cookie_node);
+	hash_del(&r->key_node);
+	xdev->nr_rules--;
+
+	if (r->installed) {
+		xdpoff_key_rules(xdev, &r->key, r, &owner, &best);
+		if (best && !xdpoff_map_update(xdev->rules, &best->key,
+					      &best->val, BPF_EXIST))
+			best->installed = true;
+		else
+			xdpoff_map_delete(xdev->rules, &r->key);
+	}
+	xdpoff_stats_free(xdev, r->val.stats_slot);
+	xdpoff_mask_put(xdev, r->mask_slot);
+	kfree(r);
+}
+
+/*
+ * Report what XDP consumed since the last report: nf_tables adds it to the
+ * rule's counter.  Frames the rule passed up are counted by the software
+ * rule itself.
+ */
+static void xdpoff_rule_stats(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
+			      struct flow_cls_offload *f)
+{
+	u64 pkts, bytes;
+
+	if (r->val.action != XDPOFF_ACT_DROP)
+		return;
+
+	xdpoff_stats_read(xdev, r->val.stats_slot, &pkts, &bytes);
+	flow_stats_update(&f->stats, bytes - r->reported_bytes,
+			  pkts - r->reported_pkts, 0, 0,
+			  FLOW_ACTION_HW_STATS_DELAYED);
+	r->reported_pkts = pkts;
+	r->reported_bytes = bytes;
+}
+
+int xdpoff_flower_setup(struct xdpoff_block *blk, struct flow_cls_offload *f)
+{
+	struct xdpoff_dev *xdev = blk->xdev;
+	struct xdpoff_rule *r;
+
+	r = xdpoff_rule_find(xdev, f->cookie);
+	switch (f->command) {
+	case FLOW_CLS_REPLACE:
+		if (!xdev->netdev) {
+			NL_SET_ERR_MSG_MOD(f->common.extack, "device is gone");
+			return -ENODEV;
+		}
+		if (r)
+			xdpoff_rule_del(xdev, r);
+		return xdpoff_rule_add(blk, f);
+	case FLOW_CLS_DESTROY:
+		/* Unknown and repeated DESTROYs are normal. */
+		if (r)
+			xdpoff_rule_del(xdev, r);
+		return 0;
+	case FLOW_CLS_STATS:
+		if (r)
+			xdpoff_rule_stats(xdev, r, f);
+		return 0;
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+/* Remove every rule of @blk, or of the whole device when @blk is NULL. */
+void xdpoff_rules_flush(struct xdpoff_dev *xdev, struct xdpoff_block *blk)
+{
+	struct hlist_node *tmp;
+	struct xdpoff_rule *r;
+	int bkt;
+
+	hash_for_each_safe(xdev->by_cookie, bkt, tmp, r, cookie_node)
+		if (!blk || r->blk == blk)
+			xdpoff_rule_del(xdev, r);
+}

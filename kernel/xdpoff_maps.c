@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0
+/* xdpoff: access to the BPF maps the XDP program classifies with. */
+
+#include <linux/bitmap.h>
+#include <linux/bpf.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+
+#include "xdpoff.h"
+
+struct xdpoff_map_spec {
+	enum bpf_map_type type;
+	u32		key_size;
+	u32		value_size;
+	const char	*bad;		/* extack message when it does not fit */
+};
+
+/* Order of the maps[] arrays: rules, masks, meta, stats. */
+static const struct xdpoff_map_spec xdpoff_map_specs[4] = {
+	{ BPF_MAP_TYPE_HASH,
+	  sizeof(struct xdpoff_rule_key), sizeof(struct xdpoff_rule_val),
+	  KBUILD_MODNAME ": rules map has the wrong type, key or value size" },
+	{ BPF_MAP_TYPE_ARRAY,
+	  sizeof(u32), sizeof(struct xdpoff_mask),
+	  KBUILD_MODNAME ": masks map has the wrong type, key or value size" },
+	{ BPF_MAP_TYPE_ARRAY,
+	  sizeof(u32), sizeof(struct xdpoff_meta),
+	  KBUILD_MODNAME ": meta map has the wrong type, key or value size" },
+	{ BPF_MAP_TYPE_PERCPU_ARRAY,
+	  sizeof(u32), sizeof(struct xdpoff_stats),
+	  KBUILD_MODNAME ": stats map has the wrong type, key or value size" },
+};
+
+int xdpoff_maps_validate(struct bpf_map *maps[4],
+			 struct netlink_ext_ack *extack)
+{
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		const struct xdpoff_map_spec *s = &xdpoff_map_specs[i];
+
+		if (maps[i]->map_type != s->type ||
+		    maps[i]->key_size != s->key_size ||
+		    maps[i]->value_size != s->value_size) {
+			xdpoff_set_err_msg(extack, s->bad);
+			return -EINVAL;
+		}
+	}
+	if (maps[1]->max_entries != XDPOFF_MAX_MASKS) {
+		NL_SET_ERR_MSG_MOD(extack, "masks map has the wrong size");
+		return -EINVAL;
+	}
+	if (maps[3]->max_entries < maps[0]->max_entries) {
+		NL_SET_ERR_MSG_MOD(extack, "stats map is smaller than rules map");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The map ops expect to run like a BPF program: under RCU and on one CPU.
+ * Hash map updates take the bucket lock themselves.
+ */
+int xdpoff_map_update(struct bpf_map *map, const void *key,
+		      const void *value, u64 flags)
+{
+	int err;
+
+	migrate_disable();
+	rcu_read_lock();
+	err = map->ops->map_update_elem(map, (void *)key, (void *)value,
+					flags);
+	rcu_read_unlock();
+	migrate_enable();
+	return err;
+}
+
+int xdpoff_map_delete(struct bpf_map *map, const void *key)
+{
+	int err;
+
+	migrate_disable();
+	rcu_read_lock();
+	err = map->ops->map_delete_elem(map, (void *)key);
+	rcu_read_unlock();
+	migrate_enable();
+	return err;
+}
+
+static int xdpoff_meta_write(struct xdpoff_dev *xdev)
+{
+	struct xdpoff_meta meta = { .nr_masks = xdev->nr_masks };
+	u32 zero = 0;
+
+	return xdpoff_map_update(xdev->meta, &zero, &meta, BPF_ANY);
+}
+
+static int xdpoff_mask_write(struct xdpoff_dev *xdev, u32 slot, bool active)
+{
+	struct xdpoff_mask_slot *ms = &xdev->mask_slots[slot];
+	struct xdpoff_mask m = {
+		.mask	= ms->mask,
+		.id	= ms->id,
+		.active	= active,
+	};
+
+	return xdpoff_map_update(xdev->masks, &slot, &m, BPF_ANY);
+}
+
+/*
+ * Find the slot holding @mask, or install @mask in a free slot.  A new slot
+ * is written inactive first and activated by a second write that changes
+ * only the active word, so no frame uses a half-written mask.  A slot freed
+ * earlier may still be read by frames in flight: reuse waits a grace period.
+ */
+int xdpoff_mask_get(struct xdpoff_dev *xdev, const struct xdpoff_fields *mask,
+		    u32 *slot, struct netlink_ext_ack *extack)
+{
+	struct xdpoff_mask_slot *ms;
+	int free = -1, err;
+	u32 i;
+
+	for (i = 0; i < XDPOFF_MAX_MASKS; i++) {
+		ms = &xdev->mask_slots[i];
+		if (!ms->refcnt) {
+			if (free < 0)
+				free = i;
+			continue;
+		}
+		if (!memcmp(&ms->mask, mask, sizeof(*mask))) {
+			ms->refcnt++;
+			*slot = i;
+			return 0;
+		}
+	}
+	if (free < 0) {
+		NL_SET_ERR_MSG_MOD(extack, "too many distinct match masks");
+		return -ENOSPC;
+	}
+
+	ms = &xdev->mask_slots[free];
+	if (ms->used_before)
+		synchronize_rcu();
+	ms->mask = *mask;
+	ms->id = ++xdev->next_mask_id;
+	err = xdpoff_mask_write(xdev, free, false);
+	if (err)
+		goto err_msg;
+	if (free >= xdev->nr_masks) {
+		xdev->nr_masks = free + 1;
+		err = xdpoff_meta_write(xdev);
+		if (err) {
+			xdev->nr_masks = free;
+			goto err_msg;
+		}
+	}
+	err = xdpoff_mask_write(xdev, free, true);
+	if (err)
+		goto err_msg;
+	ms->refcnt = 1;
+	ms->used_before = true;
+	*slot = free;
+	return 0;
+
+err_msg:
+	NL_SET_ERR_MSG_MOD(extack, "failed to write the masks map");
+	return err;
+}
+
+/* Drop a reference; the last one deactivates the slot (entries are gone). */
+void xdpoff_mask_put(struct xdpoff_dev *xdev, u32 slot)
+{
+	struct xdpoff_mask_slot *ms = &xdev->mask_slots[slot];
+
+	if (WARN_ON_ONCE(!ms->refcnt) || --ms->refcnt)
+		return;
+
+	xdpoff_mask_write(xdev, slot, false);
+	while (xdev->nr_masks && !xdev->mask_slots[xdev->nr_masks - 1].refcnt)
+		xdev->nr_masks--;
+	xdpoff_meta_write(xdev);
+}
+
+static struct xdpoff_stats *xdpoff_stats_ptr(struct bpf_map *map, u32 slot,
+					     int cpu)
+{
+	struct bpf_array *array = container_of(map, struct bpf_array, map);
+
+	return per_cpu_ptr(array->pptrs[slot & array->index_mask], cpu);
+}
+
+/* Next-fit allocation, so a freed slot is reused as late as possible. */
+int xdpoff_stats_alloc(struct xdpoff_dev *xdev, u32 *slot)
+{
+	unsigned long bit;
+	int cpu;
+
+	bit = find_next_zero_bit(xdev->stats_used, xdev->max_rules,
+				 xdev->stats_cursor);
+	if (bit >= xdev->max_rules)
+		bit = find_first_zero_bit(xdev->stats_used, xdev->max_rules);
+	if (bit >= xdev->max_rules)
+		return -ENOSPC;
+
+	set_bit(bit, xdev->stats_used);
+	xdev->stats_cursor = bit + 1;
+	for_each_possible_cpu(cpu)
+		memset(xdpoff_stats_ptr(xdev->stats, bit, cpu), 0,
+		       sizeof(struct xdpoff_stats));
+	*slot = bit;
+	return 0;
+}
+
+void xdpoff_stats_free(struct xdpoff_dev *xdev, u32 slot)
+{
+	clear_bit(slot, xdev->stats_used);
+}
+
+void xdpoff_stats_read(struct xdpoff_dev *xdev, u32 slot, u64 *pkts,
+		       u64 *bytes)
+{
+	int cpu;
+
+	*pkts = 0;
+	*bytes = 0;
+	for_each_possible_cpu(cpu) {
+		struct xdpoff_stats *s = xdpoff_stats_ptr(xdev->stats, slot, cpu);
+
+		*pkts += READ_ONCE(s->packets);
+		*bytes += READ_ONCE(s->bytes);
+	}
+}

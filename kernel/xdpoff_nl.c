@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xdpoff: generic netlink control interface.  `xdpoff attach` hands over
+ * the device and the fds of its maps; the fds resolve in the sender's
+ * context, as IFLA_XDP_FD does.
+ */
+
+#include <linux/bpf.h>
+#include <net/genetlink.h>
+#include <net/net_namespace.h>
+#include <net/sock.h>
+
+#include "xdpoff.h"
+
+static const struct nla_policy xdpoff_nl_policy[XDPOFF_ATTR_MAX + 1] = {
+	[XDPOFF_ATTR_IFINDEX]	= { .type = NLA_U32 },
+	[XDPOFF_ATTR_RULES_FD]	= { .type = NLA_U32 },
+	[XDPOFF_ATTR_MASKS_FD]	= { .type = NLA_U32 },
+	[XDPOFF_ATTR_META_FD]	= { .type = NLA_U32 },
+	[XDPOFF_ATTR_STATS_FD]	= { .type = NLA_U32 },
+	[XDPOFF_ATTR_NR_RULES]	= { .type = NLA_REJECT },
+	[XDPOFF_ATTR_NR_BLOCKS]	= { .type = NLA_REJECT },
+	[XDPOFF_ATTR_MAX_RULES]	= { .type = NLA_REJECT },
+};
+
+static const int xdpoff_fd_attrs[4] = {
+	XDPOFF_ATTR_RULES_FD, XDPOFF_ATTR_MASKS_FD,
+	XDPOFF_ATTR_META_FD, XDPOFF_ATTR_STATS_FD,
+};
+
+static struct genl_family xdpoff_nl_family;
+
+static void xdpoff_nl_put_maps(struct bpf_map *maps[4], int n)
+{
+	while (n--)
+		bpf_map_put(maps[n]);
+}
+
+static int xdpoff_nl_get_maps(struct genl_info *info, struct bpf_map *maps[4])
+{
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		struct nlattr *attr = info->attrs[xdpoff_fd_attrs[i]];
+
+		maps[i] = bpf_map_get(nla_get_u32(attr));
+		if (IS_ERR(maps[i])) {
+			int err = PTR_ERR(maps[i]);
+
+			NL_SET_ERR_MSG_ATTR(info->extack, attr,
+					    "fd is not a BPF map");
+			xdpoff_nl_put_maps(maps, i);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int xdpoff_nl_attach(struct sk_buff *skb, struct genl_info *info)
+{
+	struct net_device *netdev;
+	struct bpf_map *maps[4];
+	int i, err;
+
+	if (GENL_REQ_ATTR_CHECK(info, XDPOFF_ATTR_IFINDEX))
+		return -EINVAL;
+	for (i = 0; i < 4; i++)
+		if (GENL_REQ_ATTR_CHECK(info, xdpoff_fd_attrs[i]))
+			return -EINVAL;
+
+	netdev = dev_get_by_index(genl_info_net(info),
+				  nla_get_u32(info->attrs[XDPOFF_ATTR_IFINDEX]));
+	if (!netdev) {
+		NL_SET_ERR_MSG_MOD(info->extack, "no such device");
+		return -ENODEV;
+	}
+
+	err = xdpoff_nl_get_maps(info, maps);
+	if (err)
+		goto out_put_dev;
+
+	mutex_lock(&xdpoff_lock);
+	err = xdpoff_dev_attach(netdev, maps, info->extack);
+	mutex_unlock(&xdpoff_lock);
+	if (err)
+		xdpoff_nl_put_maps(maps, 4);
+out_put_dev:
+	dev_put(netdev);
+	return err;
+}
+
+static int xdpoff_nl_detach(struct sk_buff *skb, struct genl_info *info)
+{
+	struct xdpoff_dev *xdev;
+	int err;
+
+	if (GENL_REQ_ATTR_CHECK(info, XDPOFF_ATTR_IFINDEX))
+		return -EINVAL;
+
+	mutex_lock(&xdpoff_lock);
+	xdev = xdpoff_dev_find_ifindex(genl_info_net(info),
+				       nla_get_u32(info->attrs[XDPOFF_ATTR_IFINDEX]));
+	if (xdev) {
+		err = xdpoff_dev_detach(xdev, info->extack);
+	} else {
+		NL_SET_ERR_MSG_MOD(info->extack, "device is not attached");
+		err = -ENOENT;
+	}
+	mutex_unlock(&xdpoff_lock);
+	return err;
+}
+
+static int xdpoff_nl_fill_dev(struct sk_buff *skb, struct xdpoff_dev *xdev,
+			      u32 portid, u32 seq)
+{
+	void *hdr;
+
+	hdr = genlmsg_put(skb, portid, seq, &xdpoff_nl_family, NLM_F_MULTI,
+			  XDPOFF_CMD_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, XDPOFF_ATTR_IFINDEX, xdev->ifindex) ||
+	    nla_put_u32(skb, XDPOFF_ATTR_NR_RULES, xdev->nr_rules) ||
+	    nla_put_u32(skb, XDPOFF_ATTR_NR_BLOCKS, xdev->nr_blocks) ||
+	    nla_put_u32(skb, XDPOFF_ATTR_MAX_RULES, xdev->max_rules)) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+static int xdpoff_nl_get_dumpit(struct sk_buff *skb,
+				struct netlink_callback *cb)
+{
+	struct net *net = sock_net(skb->sk);
+	struct xdpoff_dev *xdev;
+	long idx = 0;
+
+	mutex_lock(&xdpoff_lock);
+	list_for_each_entry(xdev, &xdpoff_devs, list) {
+		if (!net_eq(dev_net(xdev->netdev), net))
+			continue;
+		if (idx++ < cb->args[0])
+			continue;
+		if (xdpoff_nl_fill_dev(skb, xdev, NETLINK_CB(cb->skb).portid,
+				       cb->nlh->nlmsg_seq)) {
+			idx--;
+			break;
+		}
+	}
+	mutex_unlock(&xdpoff_lock);
+	cb->args[0] = idx;
+	return skb->len;
+}
+
+static const struct genl_small_ops xdpoff_nl_ops[] = {
+	{
+		.cmd	= XDPOFF_CMD_ATTACH,
+		.doit	= xdpoff_nl_attach,
+		.flags	= GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd	= XDPOFF_CMD_DETACH,
+		.doit	= xdpoff_nl_detach,
+		.flags	= GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd	= XDPOFF_CMD_GET,
+		.dumpit	= xdpoff_nl_get_dumpit,
+		.flags	= GENL_UNS_ADMIN_PERM,
+	},
+};
+
+static struct genl_family xdpoff_nl_family __ro_after_init = {
+	.name		= XDPOFF_GENL_NAME,
+	.version	= XDPOFF_GENL_VERSION,
+	.maxattr	= XDPOFF_ATTR_MAX,
+	.policy		= xdpoff_nl_policy,
+	.netnsok	= true,
+	.module		= THIS_MODULE,
+	.small_ops	= xdpoff_nl_ops,
+	.n_small_ops	= ARRAY_SIZE(xdpoff_nl_ops),
+	.resv_start_op	= XDPOFF_CMD_GET + 1,
+};
+
+int xdpoff_nl_init(void)
+{
+	return genl_register_family(&xdpoff_nl_family);
+}
+
+void xdpoff_nl_uninit(void)
+{
+	genl_unregister_family(&xdpoff_nl_family);
+}

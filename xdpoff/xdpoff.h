@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR BSD-2-Clause) */
+/*
+ * xdpoff: the contract shared by the kernel module (kernel/), the XDP
+ * program (bpf/) and the CLI (userspace/).
+ *
+ * Plain fixed-width types only: this header is compiled by Kbuild, by clang
+ * -target bpf and by the host compiler.  The including file provides
+ * __u8/__u16/__u32/__u64/__be16/__be32 (linux/types.h in all three).
+ *
+ * Classification is a tuple-space search.  Every distinct mask the module
+ * has seen occupies one slot of the masks map; a rule is one entry of the
+ * rules hash, keyed by (mask id, frame fields & mask).  The XDP program
+ * masks the parsed frame with every active mask, looks each result up and
+ * keeps the match with the lowest order: the earliest rule wins, as in
+ * software.
+ */
+#ifndef __XDPOFF_XDPOFF_H
+#define __XDPOFF_XDPOFF_H
+
+/* Map names, as they appear in bpftool and under the pin directory. */
+#define XDPOFF_MAP_RULES	"xdpoff_rules"
+#define XDPOFF_MAP_MASKS	"xdpoff_masks"
+#define XDPOFF_MAP_META		"xdpoff_meta"
+#define XDPOFF_MAP_STATS	"xdpoff_stats"
+
+/* Where `xdpoff attach DEV` pins the maps: XDPOFF_PIN_ROOT/DEV/<map name> */
+#define XDPOFF_PIN_ROOT		"/sys/fs/bpf/xdpoff"
+
+/* Mask slots scanned per frame; bounds the XDP loop. */
+#ifndef XDPOFF_MAX_MASKS
+#define XDPOFF_MAX_MASKS	32
+#endif
+
+/* Default capacity of the rules and stats maps (xdpoff attach --max-rules). */
+#ifndef XDPOFF_DEFAULT_MAX_RULES
+#define XDPOFF_DEFAULT_MAX_RULES	16384
+#endif
+
+/* Bits of xdpoff_fields.flags, set by the parser. */
+#define XDPOFF_F_IPV4		(1U << 0)	/* valid IPv4 header parsed */
+#define XDPOFF_F_L4		(1U << 1)	/* TCP/UDP ports present */
+
+/*
+ * The frame fields a rule can match on.  Every byte is significant to the
+ * hash lookup, so there is no implicit padding and writers zero the whole
+ * struct.  Multi-byte fields are in network byte order, as in the frame.
+ */
+struct xdpoff_fields {
+	__u8	dmac[6];
+	__u8	smac[6];
+	__be16	n_proto;	/* EtherType */
+	__u8	ip_proto;	/* IPv4 protocol */
+	__u8	flags;		/* XDPOFF_F_* */
+	__be32	saddr;
+	__be32	daddr;
+	__be16	sport;
+	__be16	dport;
+};
+
+/* Key of the rules hash: mask id plus the masked frame fields. */
+struct xdpoff_rule_key {
+	__u32			mask_id;
+	struct xdpoff_fields	fields;
+};
+
+/* Rule actions. */
+enum xdpoff_action {
+	XDPOFF_ACT_PASS = 0,	/* accept: the stack sees the frame */
+	XDPOFF_ACT_DROP = 1,
+	__XDPOFF_ACT_MAX,
+};
+
+/* Value of the rules hash. */
+struct xdpoff_rule_val {
+	__u64	order;		/* lower wins: stage << 32 | arrival */
+	__u32	stats_slot;	/* index into the stats map */
+	__u32	action;		/* enum xdpoff_action */
+	__u32	ifindex;	/* redirect target; 0 when unused */
+	__u32	pad;
+};
+
+/* Value of the masks array; slots [0, xdpoff_meta.nr_masks) are scanned. */
+struct xdpoff_mask {
+	struct xdpoff_fields	mask;
+	__u32			id;	/* rules hash key.mask_id */
+	__u32			active;	/* 0: skip the slot */
+};
+
+/* Single entry (key 0) of the meta array. */
+struct xdpoff_meta {
+	__u32	nr_masks;	/* highest used mask slot + 1 */
+	__u32	pad;
+};
+
+/* Per-CPU value of the stats array, one slot per installed rule. */
+struct xdpoff_stats {
+	__u64	packets;
+	__u64	bytes;
+};
+
+/*
+ * Generic netlink control interface of the module.  All commands need
+ * CAP_NET_ADMIN in the network namespace of the requesting socket.
+ */
+#define XDPOFF_GENL_NAME	"xdpoff"
+#define XDPOFF_GENL_VERSION	1
+
+enum xdpoff_cmd {
+	XDPOFF_CMD_UNSPEC,
+	XDPOFF_CMD_ATTACH,	/* IFINDEX + the four *_FD: manage the device */
+	XDPOFF_CMD_DETACH,	/* IFINDEX: forget it (EBUSY while bound) */
+	XDPOFF_CMD_GET,		/* dump: attached devices and their state */
+	__XDPOFF_CMD_MAX,
+};
+#define XDPOFF_CMD_MAX (__XDPOFF_CMD_MAX - 1)
+
+enum xdpoff_attr {
+	XDPOFF_ATTR_UNSPEC,
+	XDPOFF_ATTR_IFINDEX,		/* u32 */
+	XDPOFF_ATTR_RULES_FD,		/* u32: fd of the rules hash */
+	XDPOFF_ATTR_MASKS_FD,		/* u32: fd of the masks array */
+	XDPOFF_ATTR_META_FD,		/* u32: fd of the meta array */
+	XDPOFF_ATTR_STATS_FD,		/* u32: fd of the per-CPU stats array */
+	XDPOFF_ATTR_NR_RULES,		/* u32: rules installed (GET) */
+	XDPOFF_ATTR_NR_BLOCKS,		/* u32: flow blocks bound (GET) */
+	XDPOFF_ATTR_MAX_RULES,		/* u32: capacity (GET) */
+	__XDPOFF_ATTR_MAX,
+};
+#define XDPOFF_ATTR_MAX (__XDPOFF_ATTR_MAX - 1)
+
+#endif /* __XDPOFF_XDPOFF_H */
