@@ -68,6 +68,7 @@ struct xdpoff_dev {
 
 	struct list_head	blocks;		/* struct xdpoff_block */
 	u32			nr_blocks;
+	const char		*last_error;	/* extack of the last refusal */
 
 	struct dentry		*ddir;
 };

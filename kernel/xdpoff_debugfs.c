@@ -3,6 +3,7 @@
  * xdpoff: read-only state for tests, netdevsim style:
  *   /sys/kernel/debug/xdpoff/<ifname>/rules	the shadow rule table
  *   /sys/kernel/debug/xdpoff/<ifname>/blocks	flow blocks bound
+ *   /sys/kernel/debug/xdpoff/<ifname>/last_error	why the last rule was refused
  */
 
 #include <linux/debugfs.h>
@@ -29,12 +30,26 @@ static int xdpoff_rules_show(struct seq_file *s, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(xdpoff_rules);
 
+static int xdpoff_last_error_show(struct seq_file *s, void *unused)
+{
+	struct xdpoff_dev *xdev = s->private;
+
+	mutex_lock(&xdpoff_lock);
+	if (xdev->last_error)
+		seq_printf(s, "%s\n", xdev->last_error);
+	mutex_unlock(&xdpoff_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(xdpoff_last_error);
+
 void xdpoff_debugfs_dev_add(struct xdpoff_dev *xdev)
 {
 	xdev->ddir = debugfs_create_dir(xdev->ifname, xdpoff_ddir);
 	debugfs_create_file("rules", 0400, xdev->ddir, xdev,
 			    &xdpoff_rules_fops);
 	debugfs_create_u32("blocks", 0400, xdev->ddir, &xdev->nr_blocks);
+	debugfs_create_file("last_error", 0400, xdev->ddir, xdev,
+			    &xdpoff_last_error_fops);
 }
 
 void xdpoff_debugfs_dev_del(struct xdpoff_dev *xdev)

@@ -353,6 +353,7 @@ int xdpoff_flower_setup(struct xdpoff_block *blk, struct flow_cls_offload *f)
 {
 	struct xdpoff_dev *xdev = blk->xdev;
 	struct xdpoff_rule *r;
+	int err;
 
 	r = xdpoff_rule_find(xdev, f->cookie);
 	switch (f->command) {
@@ -363,7 +364,10 @@ int xdpoff_flower_setup(struct xdpoff_block *blk, struct flow_cls_offload *f)
 		}
 		if (r)
 			xdpoff_rule_del(xdev, r);
-		return xdpoff_rule_add(blk, f);
+		err = xdpoff_rule_add(blk, f);
+		if (err && f->common.extack)
+			xdev->last_error = f->common.extack->_msg;
+		return err;
 	case FLOW_CLS_DESTROY:
 		/* Unknown and repeated DESTROYs are normal. */
 		if (r)

@@ -21,6 +21,7 @@ static const struct nla_policy xdpoff_nl_policy[XDPOFF_ATTR_MAX + 1] = {
 	[XDPOFF_ATTR_NR_RULES]	= { .type = NLA_REJECT },
 	[XDPOFF_ATTR_NR_BLOCKS]	= { .type = NLA_REJECT },
 	[XDPOFF_ATTR_MAX_RULES]	= { .type = NLA_REJECT },
+	[XDPOFF_ATTR_LAST_ERROR] = { .type = NLA_REJECT },
 };
 
 static const int xdpoff_fd_attrs[4] = {
@@ -122,7 +123,9 @@ static int xdpoff_nl_fill_dev(struct sk_buff *skb, struct xdpoff_dev *xdev,
 	if (nla_put_u32(skb, XDPOFF_ATTR_IFINDEX, xdev->ifindex) ||
 	    nla_put_u32(skb, XDPOFF_ATTR_NR_RULES, xdev->nr_rules) ||
 	    nla_put_u32(skb, XDPOFF_ATTR_NR_BLOCKS, xdev->nr_blocks) ||
-	    nla_put_u32(skb, XDPOFF_ATTR_MAX_RULES, xdev->max_rules)) {
+	    nla_put_u32(skb, XDPOFF_ATTR_MAX_RULES, xdev->max_rules) ||
+	    (xdev->last_error &&
+	     nla_put_string(skb, XDPOFF_ATTR_LAST_ERROR, xdev->last_error))) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}

@@ -124,6 +124,9 @@ enum xdpoff_attr {
 	XDPOFF_ATTR_NR_RULES,		/* u32: rules installed (GET) */
 	XDPOFF_ATTR_NR_BLOCKS,		/* u32: flow blocks bound (GET) */
 	XDPOFF_ATTR_MAX_RULES,		/* u32: capacity (GET) */
+	XDPOFF_ATTR_LAST_ERROR,		/* string: why the last rule was
+					 * refused (GET); nf_tables does not
+					 * pass the driver's extack to nft */
 	__XDPOFF_ATTR_MAX,
 };
 #define XDPOFF_ATTR_MAX (__XDPOFF_ATTR_MAX - 1)

@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# xdpoff: one entry point.
+#   make          build the module, the XDP object and the CLI into build/
+#   make demo     boot the guest and show an offloaded nft ruleset at work
+#   make check    all tests (host and in-guest); ends with "N passed, N failed"
+#
+# Missing Debian packages are installed first (scripts/deps.sh).  V=1 shows
+# the commands.
+
+.DELETE_ON_ERROR:
+.DEFAULT_GOAL := all
+
+ROOT	:= $(CURDIR)
+BUILD	:= $(ROOT)/build
+# Resolved when used: the packages that tell it may not be installed yet.
+KVER	 = $(shell $(ROOT)/tests/vm/kernel-version)
+KDIR	 = /usr/src/linux-headers-$(KVER)
+
+CLANG	?= clang
+CC	?= gcc
+BPFTOOL	?= bpftool
+ARCH_INC := -I/usr/include/$(shell uname -m)-linux-gnu
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+MAKEFLAGS += --no-print-directory
+endif
+
+XDPOFF_H	:= $(ROOT)/xdpoff/xdpoff.h
+KERNEL_SRCS	:= $(wildcard kernel/*.c kernel/*.h) kernel/Kbuild
+USER_SRCS	:= $(wildcard userspace/*.c)
+USER_HDRS	:= $(wildcard userspace/*.h)
+
+MODULE	:= $(BUILD)/kernel/xdpoff.ko
+BPF_OBJ	:= $(BUILD)/xdpoff.bpf.o
+SKEL	:= $(BUILD)/xdpoff.skel.h
+CLI	:= $(BUILD)/xdpoff
+
+CFLAGS_USER := -O2 -g -Wall -Wextra -Werror -I$(ROOT) -I$(BUILD)
+LIBS_USER   := -lbpf -lelf -lz -lmnl
+
+all: deps $(MODULE) $(CLI)
+
+deps: $(BUILD)/.deps
+$(BUILD)/.deps: scripts/deps.sh
+	$(call msg,DEPS,scripts/deps.sh)
+	$(Q)$(ROOT)/scripts/deps.sh
+	$(Q)mkdir -p $(BUILD) && touch $@
+
+# Kbuild writes next to the sources: build a copy under build/kernel.
+$(MODULE): $(KERNEL_SRCS) $(XDPOFF_H) $(BUILD)/.deps
+	$(call msg,KBUILD,$@)
+	$(Q)mkdir -p $(BUILD)/kernel
+	$(Q)cp $(KERNEL_SRCS) $(BUILD)/kernel/
+	$(Q)$(MAKE) -C $(KDIR) M=$(BUILD)/kernel XDPOFF_ROOT=$(ROOT) \
+		$(if $(Q),-s) modules
+
+$(BPF_OBJ): bpf/xdpoff.bpf.c $(XDPOFF_H) $(BUILD)/.deps
+	$(call msg,CLANG,$@)
+	$(Q)mkdir -p $(BUILD)
+	$(Q)$(CLANG) -O2 -g -Wall -Werror -target bpf $(ARCH_INC) -I$(ROOT) \
+		-c $< -o $@
+
+$(SKEL): $(BPF_OBJ)
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name xdpoff_bpf > $@
+
+$(CLI): $(USER_SRCS) $(USER_HDRS) $(SKEL) $(XDPOFF_H)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS_USER) -o $@ $(USER_SRCS) $(LIBS_USER)
+
+vm: deps
+	$(Q)$(ROOT)/tests/vm/prepare
+
+demo: all vm
+	$(Q)$(ROOT)/tests/vm/run -- $(ROOT)/tests/demo.sh
+
+check: all vm
+	$(Q)$(ROOT)/tests/check
+
+clean:
+	$(Q)rm -rf $(BUILD)/kernel $(BPF_OBJ) $(SKEL) $(CLI)
+
+distclean:
+	$(Q)rm -rf $(BUILD)
+
+.PHONY: all deps vm demo check clean distclean

@@ -1,0 +1,34 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install what xdpoff needs to build, boot its test guest and run its
+# tests, from Debian's packages only.  Idempotent: a run with everything
+# present does nothing.  The guest shares the host's root file system, so
+# the tools the tests use inside the guest (nft, tc, bpftool, ...) are
+# installed here too.
+set -euo pipefail
+
+PACKAGES=(
+	# build: module, XDP object, CLI
+	make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev libmnl-dev
+	bpftool linux-headers-amd64
+	# test guest
+	qemu-system-x86 busybox-static kmod cpio xz-utils zstd
+	# used inside the guest
+	nftables iproute2 ethtool python3 util-linux procps
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+	dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null |
+		grep -qx installed || missing+=("$p")
+done
+
+# linux-headers-amd64 pulls in the headers of the kernel the guest boots
+# (tests/vm/kernel-version resolves both from it).
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "deps: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,144 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The walking skeleton end to end: the netfilter series' own example rule
+# offloaded through xdpoff on virtio-net, traffic from the peer NIC.
+#
+# eth0 (in a namespace) <-> eth1 (attached); eth2 stays unattached.
+set -u
+. "$(dirname "$0")/../lib/lib.sh"
+
+RX=eth1
+TX=eth0
+DADDR=10.0.0.2
+RULESET=/tmp/xdpoff-seed.nft
+
+cleanup() {
+	nft flush ruleset 2>/dev/null
+	"$XDPOFF" detach "$RX" >/dev/null 2>&1
+	unload_module
+	cleanup_peer
+}
+trap cleanup EXIT
+
+# The offloaded chain holds the seed rule; a software-only chain that runs
+# *before* it (lower priority) counts what reaches the stack at all.
+cat > "$RULESET" <<EOT
+table netdev x {
+	chain hw {
+		type filter hook ingress device $RX priority 10; policy accept;
+		flags offload;
+		ip daddr $DADDR tcp dport 22 counter drop comment "seed"
+	}
+	chain sw {
+		type filter hook ingress device $RX priority -10; policy accept;
+		ip daddr $DADDR tcp dport 22 counter comment "sw22"
+		ip daddr $DADDR tcp dport 23 counter comment "sw23"
+		ip daddr $DADDR udp dport 22 counter comment "swudp"
+	}
+}
+EOT
+
+setup_peer "$TX"
+
+# --- errors before the module is there -----------------------------------
+check_fails "offload chain refused without the module" \
+	"Operation not supported" nft -f "$RULESET"
+check_fails "attach without the module says so" "module" \
+	"$XDPOFF" attach "$RX"
+check "failed attach leaves no pins" test ! -e "$PIN/$RX"
+
+check "module loads" insmod "$XDPOFF_KO"
+check_fails "attach of a missing device" "no such device" \
+	"$XDPOFF" attach eth9
+check_fails "attach as an unprivileged user" "root" \
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$XDPOFF" attach "$RX"
+check "attach $RX" "$XDPOFF" attach "$RX"
+check "XDP program attached in native mode" \
+	sh -c "ip -d link show $RX | grep -q 'xdp '"
+check "rules, masks, meta, stats maps pinned" \
+	test -e "$PIN/$RX/xdpoff_rules" -a -e "$PIN/$RX/xdpoff_masks" \
+	-a -e "$PIN/$RX/xdpoff_meta" -a -e "$PIN/$RX/xdpoff_stats"
+check_fails "second attach refused" "already attached" "$XDPOFF" attach "$RX"
+
+# --- a chain on a device that is not attached ----------------------------
+sed "s/device $RX/device eth2/" "$RULESET" > /tmp/xdpoff-eth2.nft
+check_fails "offload chain on an unattached device refused" \
+	"Operation not supported" nft -f /tmp/xdpoff-eth2.nft
+check_eq "nothing left of the refused ruleset" "" "$(nft list ruleset)"
+
+# --- the seed rule --------------------------------------------------------
+check "offloaded ruleset loads" nft -f "$RULESET"
+check_eq "one entry in the rules map" 1 "$(map_count $RX xdpoff_rules)"
+check "rules map entry holds the rule's key" \
+	sh -c "bpftool -j map dump pinned $PIN/$RX/xdpoff_rules | grep -q '\"dport\": *5632'"
+
+drops0=$(xdp_drops $RX)
+send $TX $RX --saddr 10.0.0.1 --daddr $DADDR --dport 22 --count 20
+check "matching SYNs counted by the XDP rule" \
+	wait_for xdp_packets_is $RX 0 20
+check_eq "virtio-net counted 20 XDP drops" 20 $(( $(xdp_drops $RX) - drops0 ))
+check_eq "the stack never saw them (software chain before it)" 0 \
+	"$(nft_counter netdev x sw sw22)"
+check_eq "nft counter of the offloaded rule shows the drops" 20 \
+	"$(nft_counter netdev x hw seed)"
+check_eq "repeated dumps do not count twice" 20 \
+	"$(nft list ruleset >/dev/null; nft_counter netdev x hw seed)"
+
+send $TX $RX --saddr 10.0.0.1 --daddr $DADDR --dport 23 --count 7
+check "non-matching frames pass to the stack" \
+	wait_for counter_is netdev x sw sw23 7
+check_eq "XDP rule counter unchanged by them" 20 \
+	"$(xdp_rule_packets $RX 0)"
+send $TX $RX --proto udp --saddr 10.0.0.1 --daddr $DADDR --dport 22 --count 3
+check "udp to port 22 passes the tcp rule" \
+	wait_for counter_is netdev x sw swudp 3
+
+# --- refused rules leave the maps alone ----------------------------------
+before=$(map_dump $RX xdpoff_rules; map_dump $RX xdpoff_masks)
+check_fails "tcp dport != 22 refused" "Operation not supported" \
+	nft add rule netdev x hw tcp dport != 22 drop
+check_fails "set lookup refused" "Operation not supported" \
+	nft add rule netdev x hw tcp dport { 22, 23 } drop
+check_fails "match on ip ttl refused" "Operation not supported" \
+	nft add rule netdev x hw ip ttl 3 drop
+check_eq "maps unchanged by refused rules" "$before" \
+	"$(map_dump $RX xdpoff_rules; map_dump $RX xdpoff_masks)"
+check "refusal reason visible in xdpoff show" \
+	sh -c "$XDPOFF show $RX | grep -q 'not supported'"
+
+# --- delete, flush --------------------------------------------------------
+handle=$(nft -a list chain netdev x hw | sed -n 's/.*comment "seed" # handle \([0-9]*\)/\1/p')
+check "nft delete rule" nft delete rule netdev x hw handle "$handle"
+check_eq "rules map empty after delete" 0 "$(map_count $RX xdpoff_rules)"
+send $TX $RX --saddr 10.0.0.1 --daddr $DADDR --dport 22 --count 5
+check "deleted rule no longer drops in XDP" \
+	wait_for counter_is netdev x sw sw22 5
+check "rule added again" nft add rule netdev x hw ip daddr $DADDR tcp dport 22 drop
+check_eq "rules map has it again" 1 "$(map_count $RX xdpoff_rules)"
+check "nft flush ruleset" nft flush ruleset
+check_eq "rules map empty after flush" 0 "$(map_count $RX xdpoff_rules)"
+check_eq "masks released after flush" 0 \
+	"$(bpftool -j map lookup pinned $PIN/$RX/xdpoff_meta key 0 0 0 0 | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get("formatted", d)["value"]["nr_masks"])')"
+
+# --- detach refuses while bound; rmmod unbinds ---------------------------
+nft -f "$RULESET"
+check_fails "detach refused while an offloaded chain is bound" \
+	"delete them first" "$XDPOFF" detach "$RX"
+check_eq "refused detach left the rule in place" 1 \
+	"$(map_count $RX xdpoff_rules)"
+check "rmmod with the ruleset loaded" rmmod xdpoff
+check_eq "rmmod removed the rule from the map" 0 \
+	"$(map_count $RX xdpoff_rules)"
+check "the chain stays, in software" nft list chain netdev x hw
+send $TX $RX --saddr 10.0.0.1 --daddr $DADDR --dport 22 --count 4
+check "frames reach the stack after rmmod (software chain sees them)" \
+	wait_for counter_is netdev x sw sw22 9
+check "detach without the module cleans up" "$XDPOFF" detach "$RX"
+check "no XDP program left" sh -c "! ip -d link show $RX | grep -q 'xdp '"
+check "no pins left" test ! -e "$PIN/$RX"
+
+nft flush ruleset
+check "module loads again" insmod "$XDPOFF_KO"
+check "attach again" "$XDPOFF" attach "$RX"
+check "detach with no chain bound" "$XDPOFF" detach "$RX"
+check "rmmod when idle" rmmod xdpoff

@@ -1,0 +1,151 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared helpers of the in-guest tests: KTAP output, polling, the peer
+# namespace, and readers of the user-visible state (nft, bpftool, xdpoff).
+# Sourced by tests/guest/*.sh, which run as root inside the test guest.
+
+XDPOFF_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=$XDPOFF_ROOT/build
+XDPOFF=$BUILD/xdpoff
+XDPOFF_KO=$BUILD/kernel/xdpoff.ko
+SENDFRAME=$XDPOFF_ROOT/tests/lib/sendframe.py
+PIN=/sys/fs/bpf/xdpoff
+
+# KTAP numbering runs across all test files of one guest boot.
+KTAP_COUNTER=${KTAP_COUNTER:-/tmp/xdpoff-ktap.count}
+PEER_NS=${PEER_NS:-xpeer$$}
+
+ktap_next() {
+	local n
+	n=$(( $(cat "$KTAP_COUNTER" 2>/dev/null || echo 0) + 1 ))
+	echo "$n" > "$KTAP_COUNTER"
+	echo "$n"
+}
+
+ok() { echo "ok $(ktap_next) - $*"; }
+not_ok() { echo "not ok $(ktap_next) - $*"; }
+skip() { local name=$1; shift; echo "ok $(ktap_next) - $name # SKIP $*"; }
+diag() { sed 's/^/# /'; }
+
+# check NAME CMD...: one test, passed when CMD exits 0.
+check() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		ok "$name"
+	else
+		not_ok "$name"
+		printf '%s\n' "$out" | diag
+	fi
+}
+
+# check_fails NAME PATTERN CMD...: CMD must fail and print PATTERN.
+check_fails() {
+	local name=$1 pattern=$2 out
+	shift 2
+	if out=$("$@" 2>&1); then
+		not_ok "$name"
+		echo "command succeeded: $*" | diag
+	elif ! grep -q -- "$pattern" <<<"$out"; then
+		not_ok "$name"
+		{ echo "expected '$pattern' in:"; printf '%s\n' "$out"; } | diag
+	else
+		ok "$name"
+	fi
+}
+
+# check_eq NAME EXPECTED ACTUAL
+check_eq() {
+	if [ "$2" = "$3" ]; then
+		ok "$1"
+	else
+		not_ok "$1"
+		echo "expected '$2', got '$3'" | diag
+	fi
+}
+
+# wait_for CMD...: poll CMD for up to ${WAIT_TIMEOUT:-10} s.
+wait_for() {
+	local deadline=$(( $(date +%s) + ${WAIT_TIMEOUT:-10} ))
+
+	until "$@" >/dev/null 2>&1; do
+		[ "$(date +%s)" -lt "$deadline" ] || return 1
+		sleep 0.1
+	done
+}
+
+# The sending NIC goes into a namespace of its own, so frames cross the
+# (emulated) wire to its peer.  setup_peer SEND_DEV
+setup_peer() {
+	ip netns add "$PEER_NS"
+	ip link set "$1" netns "$PEER_NS"
+	ip -n "$PEER_NS" link set "$1" up
+}
+
+cleanup_peer() {
+	ip netns del "$PEER_NS" 2>/dev/null || true
+}
+
+# send DEV_IN_PEER RX_DEV sendframe-args...: frames from the peer to RX_DEV.
+send() {
+	local tx=$1 rx=$2
+	shift 2
+	ip netns exec "$PEER_NS" python3 "$SENDFRAME" "$tx" \
+		--dmac "$(cat /sys/class/net/"$rx"/address)" "$@"
+}
+
+# Number of entries in one pinned map of DEV.
+map_count() {
+	bpftool -j map dump pinned "$PIN/$1/$2" |
+		python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'
+}
+
+map_dump() {
+	bpftool map dump pinned "$PIN/$1/$2"
+}
+
+# nft_counter FAMILY TABLE CHAIN COMMENT: packets of the rule with COMMENT.
+nft_counter() {
+	nft -j list chain "$1" "$2" "$3" | python3 -c '
+import json, sys
+for item in json.load(sys.stdin)["nftables"]:
+    rule = item.get("rule")
+    if not rule or rule.get("comment") != sys.argv[1]:
+        continue
+    for e in rule["expr"]:
+        if "counter" in e:
+            print(e["counter"]["packets"])
+            sys.exit(0)
+sys.exit(1)' "$4"
+}
+
+# xdp_rule_packets DEV ORDER_INDEX: XDP packets of the n-th rule (0-based)
+# of DEV in xdpoff show --json.
+xdp_rule_packets() {
+	"$XDPOFF" show "$1" --json | python3 -c '
+import json, sys
+devs = json.load(sys.stdin)
+print(devs[0]["rules"][int(sys.argv[1])]["packets"])' "$2"
+}
+
+# counter_is FAMILY TABLE CHAIN COMMENT N, for wait_for
+counter_is() {
+	[ "$(nft_counter "$1" "$2" "$3" "$4")" = "$5" ]
+}
+
+# xdp_packets_is DEV ORDER_INDEX N, for wait_for
+xdp_packets_is() {
+	[ "$(xdp_rule_packets "$1" "$2")" = "$3" ]
+}
+
+# ethtool -S counter of virtio-net, summed over queues.
+xdp_drops() {
+	ethtool -S "$1" | awk '/rx_queue_[0-9]+_xdp_drops:/ { s += $2 } END { print s + 0 }'
+}
+
+load_module() {
+	lsmod | grep -q '^xdpoff ' || insmod "$XDPOFF_KO"
+}
+
+unload_module() {
+	! lsmod | grep -q '^xdpoff ' || rmmod xdpoff
+}

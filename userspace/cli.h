@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* xdpoff CLI: logging, exit codes and the generic netlink helpers (nl.c). */
+#ifndef __XDPOFF_CLI_H
+#define __XDPOFF_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <libmnl/libmnl.h>
+
+enum {
+	EXIT_OK		= 0,
+	EXIT_FAIL	= 1,
+	EXIT_USAGE	= 2,
+};
+
+extern bool verbose;
+
+#define pr_warn(fmt, ...)	fprintf(stderr, "xdpoff: " fmt, ##__VA_ARGS__)
+#define pr_info(fmt, ...)	fprintf(stderr, fmt, ##__VA_ARGS__)
+#define pr_debug(fmt, ...)						\
+	do {								\
+		if (verbose)						\
+			fprintf(stderr, fmt, ##__VA_ARGS__);		\
+	} while (0)
+
+/* A generic netlink socket bound to the xdpoff family. */
+struct xnl {
+	struct mnl_socket	*sock;
+	unsigned int		portid;
+	unsigned int		seq;
+	uint16_t		family;
+	char			extack[256];	/* kernel message of the last request */
+	char			buf[8192] __attribute__((aligned(4)));	/* request */
+};
+
+/*
+ * Open the socket and resolve XDPOFF_GENL_NAME.  Returns 0, -ENOENT when the
+ * family is not registered (module not loaded) or another -errno.
+ */
+int xnl_open(struct xnl *nl);
+void xnl_close(struct xnl *nl);
+
+/* Start a request for @cmd in nl->buf; add attributes with mnl_attr_put_*. */
+struct nlmsghdr *xnl_request(struct xnl *nl, uint8_t cmd, uint16_t flags);
+
+/* Send a doit request and wait for its ack: 0 or -errno, nl->extack set. */
+int xnl_doit(struct xnl *nl, struct nlmsghdr *nlh);
+
+/* Send a dump request, calling @cb for every reply: 0 or -errno. */
+int xnl_dump(struct xnl *nl, struct nlmsghdr *nlh, mnl_cb_t cb, void *data);
+
+#endif /* __XDPOFF_CLI_H */
