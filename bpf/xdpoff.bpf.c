@@ -149,8 +149,9 @@ int xdpoff_xdp(struct xdp_md *ctx)
 	for (i = 0; i < XDPOFF_MAX_MASKS && i < nr; i++) {
 		struct xdpoff_rule_val *val;
 		struct xdpoff_mask *m;
+		__u32 slot = i;	/* on the stack for the helper; i stays a register */
 
-		m = bpf_map_lookup_elem(&xdpoff_masks, &i);
+		m = bpf_map_lookup_elem(&xdpoff_masks, &slot);
 		if (!m || !m->active)
 			continue;
 		mask_fields(&key, &f, m);

@@ -318,7 +318,7 @@ static void xdpoff_rule_del(struct xdpoff_dev *xdev, struct xdpoff_rule *r)
 	if (r->installed) {
 		xdpoff_key_rules(xdev, &r->key, r, &owner, &best);
 		if (best && !xdpoff_map_update(xdev->rules, &best->key,
-					      &best->val, BPF_EXIST))
+					       &best->val, BPF_EXIST))
 			best->installed = true;
 		else
 			xdpoff_map_delete(xdev->rules, &r->key);

@@ -13,6 +13,7 @@
 
 #include "xdpoff.h"
 
+/* Protects xdpoff_devs and everything hanging off a device. */
 DEFINE_MUTEX(xdpoff_lock);
 LIST_HEAD(xdpoff_devs);
 

@@ -124,9 +124,10 @@ enum xdpoff_attr {
 	XDPOFF_ATTR_NR_RULES,		/* u32: rules installed (GET) */
 	XDPOFF_ATTR_NR_BLOCKS,		/* u32: flow blocks bound (GET) */
 	XDPOFF_ATTR_MAX_RULES,		/* u32: capacity (GET) */
-	XDPOFF_ATTR_LAST_ERROR,		/* string: why the last rule was
-					 * refused (GET); nf_tables does not
-					 * pass the driver's extack to nft */
+	/* string: why the last rule was refused (GET); nf_tables does not
+	 * pass the driver's extack on to nft.
+	 */
+	XDPOFF_ATTR_LAST_ERROR,
 	__XDPOFF_ATTR_MAX,
 };
 #define XDPOFF_ATTR_MAX (__XDPOFF_ATTR_MAX - 1)

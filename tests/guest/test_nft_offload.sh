@@ -101,10 +101,19 @@ check_fails "set lookup refused" "Operation not supported" \
 	nft add rule netdev x hw tcp dport { 22, 23 } drop
 check_fails "match on ip ttl refused" "Operation not supported" \
 	nft add rule netdev x hw ip ttl 3 drop
+# nf_tables refuses those itself; these reach the driver, which refuses.
+check_fails "match on ip6 addresses refused by the driver" \
+	"Operation not supported" nft add rule netdev x hw ip6 daddr ::1 drop
+check "driver's reason visible in xdpoff show" \
+	sh -c "$XDPOFF show $RX | grep -q 'match on ip6 addresses is not supported'"
+check_fails "fwd action refused by the driver" "Operation not supported" \
+	nft add rule netdev x hw ip daddr $DADDR fwd to eth2
+check "its reason in xdpoff show --json" \
+	sh -c "$XDPOFF show $RX --json | grep -q 'action fwd is not supported'"
 check_eq "maps unchanged by refused rules" "$before" \
 	"$(map_dump $RX xdpoff_rules; map_dump $RX xdpoff_masks)"
-check "refusal reason visible in xdpoff show" \
-	sh -c "$XDPOFF show $RX | grep -q 'not supported'"
+check_eq "rule table unchanged by refused rules" 1 \
+	"$(wc -l < /sys/kernel/debug/xdpoff/$RX/rules)"
 
 # --- delete, flush --------------------------------------------------------
 handle=$(nft -a list chain netdev x hw | sed -n 's/.*comment "seed" # handle \([0-9]*\)/\1/p')
@@ -132,7 +141,7 @@ check_eq "rmmod removed the rule from the map" 0 \
 check "the chain stays, in software" nft list chain netdev x hw
 send $TX $RX --saddr 10.0.0.1 --daddr $DADDR --dport 22 --count 4
 check "frames reach the stack after rmmod (software chain sees them)" \
-	wait_for counter_is netdev x sw sw22 9
+	wait_for counter_is netdev x sw sw22 4
 check "detach without the module cleans up" "$XDPOFF" detach "$RX"
 check "no XDP program left" sh -c "! ip -d link show $RX | grep -q 'xdp '"
 check "no pins left" test ! -e "$PIN/$RX"
