@@ -331,7 +331,8 @@ static void xdpoff_rule_del(struct xdpoff_dev *xdev, struct xdpoff_rule *r)
 /*
  * Report what XDP consumed since the last report: nf_tables adds it to the
  * rule's counter.  Frames the rule passed up are counted by the software
- * rule itself.
+ * rule itself.  XDP counts whole frames; the stack counts from the network
+ * header (skb->len at ingress), so the Ethernet header is taken off.
  */
 static void xdpoff_rule_stats(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
 			      struct flow_cls_offload *f)
@@ -342,7 +343,9 @@ static void xdpoff_rule_stats(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
 		return;
 
 	xdpoff_stats_read(xdev, r->val.stats_slot, &pkts, &bytes);
-	flow_stats_update(&f->stats, bytes - r->reported_bytes,
+	flow_stats_update(&f->stats,
+			  bytes - r->reported_bytes -
+			  (pkts - r->reported_pkts) * ETH_HLEN,
 			  pkts - r->reported_pkts, 0, 0,
 			  FLOW_ACTION_HW_STATS_DELAYED);
 	r->reported_pkts = pkts;

@@ -888,8 +888,11 @@ static void print_dev_text(const struct dev_info *d)
 		printf("  last error: %s\n", d->kinfo->last_error);
 	for (r = d->rules; r < d->rules + d->nr_rules; r++) {
 		format_match(r, match, sizeof(match));
-		printf("  order %llu  %s  %s  packets %llu bytes %llu\n",
-		       (unsigned long long)r->val.order, action_name(r->val.action), match,
+		/* order = stage (chain priority) << 32 | arrival */
+		printf("  prio %u #%u  %s  %s  packets %llu bytes %llu\n",
+		       (unsigned int)(r->val.order >> 32),
+		       (unsigned int)r->val.order, action_name(r->val.action),
+		       match,
 		       (unsigned long long)r->packets,
 		       (unsigned long long)r->bytes);
 	}
@@ -1027,7 +1030,8 @@ static void print_dev_json(const struct dev_info *d)
 			putchar(',');
 		rfirst = true;
 		putchar('{');
-		json_u64(&rfirst, "order", r->val.order);
+		json_u64(&rfirst, "prio", r->val.order >> 32);
+		json_u64(&rfirst, "seq", (__u32)r->val.order);
 		json_key(&rfirst, "action", "");
 		json_str(action_name(r->val.action));
 		json_key(&rfirst, "match", "");

@@ -83,6 +83,8 @@ check_eq "nft counter of the offloaded rule shows the drops" 20 \
 	"$(nft_counter netdev x hw seed)"
 check_eq "repeated dumps do not count twice" 20 \
 	"$(nft list ruleset >/dev/null; nft_counter netdev x hw seed)"
+check_eq "bytes counted from the IP header, as software does (20 x 40)" \
+	800 "$(nft_counter netdev x hw seed bytes)"
 
 send $TX $RX --saddr 10.0.0.1 --daddr $DADDR --dport 23 --count 7
 check "non-matching frames pass to the stack" \

@@ -103,7 +103,8 @@ map_dump() {
 	bpftool map dump pinned "$PIN/$1/$2"
 }
 
-# nft_counter FAMILY TABLE CHAIN COMMENT: packets of the rule with COMMENT.
+# nft_counter FAMILY TABLE CHAIN COMMENT [packets|bytes]: counter of the
+# rule with COMMENT.
 nft_counter() {
 	nft -j list chain "$1" "$2" "$3" | python3 -c '
 import json, sys
@@ -113,9 +114,9 @@ for item in json.load(sys.stdin)["nftables"]:
         continue
     for e in rule["expr"]:
         if "counter" in e:
-            print(e["counter"]["packets"])
+            print(e["counter"][sys.argv[2]])
             sys.exit(0)
-sys.exit(1)' "$4"
+sys.exit(1)' "$4" "${5:-packets}"
 }
 
 # xdp_rule_packets DEV ORDER_INDEX: XDP packets of the n-th rule (0-based)
