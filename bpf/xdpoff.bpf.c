@@ -2,16 +2,19 @@
 /*
  * xdpoff XDP program: the "hardware" of the offload.
  *
- * Parses Ethernet, IPv4 and TCP/UDP into struct xdpoff_fields, runs a
- * tuple-space search over the masks the module has installed and acts on
- * the earliest matching rule.  No match passes the frame to the stack,
- * where the same rules run again in software.
+ * Parses Ethernet, IPv4/IPv6 and TCP/UDP into struct xdpoff_fields, runs a
+ * tuple-space search over the masks the module has installed, and decides
+ * as software would: every offloaded chain is a stage, the earliest
+ * matching rule of a stage decides it; drop and redirect are final, accept
+ * ends only its stage.  Frames no final rule takes pass to the stack, where
+ * the same rules run again.
  */
 #include <linux/types.h>
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
-#include <linux/ip.h>
 #include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/tcp.h>
 #include <linux/udp.h>
 #include <bpf/bpf_helpers.h>
@@ -49,33 +52,100 @@ struct {
 	__type(value, struct xdpoff_stats);
 } xdpoff_stats SEC(".maps");
 
-/* xdpoff_fields is 28 bytes: masked as seven 32-bit words. */
-#define XDPOFF_FIELD_WORDS	(sizeof(struct xdpoff_fields) / sizeof(__u32))
+#define FIELD_WORDS	(sizeof(struct xdpoff_fields) / sizeof(__u32))
 _Static_assert(sizeof(struct xdpoff_fields) % sizeof(__u32) == 0,
 	       "xdpoff_fields must be a whole number of words");
+_Static_assert((XDPOFF_MAX_STAGES & (XDPOFF_MAX_STAGES - 1)) == 0,
+	       "XDPOFF_MAX_STAGES must be a power of two");
+
+#define VLAN_HLEN	4
+#define IP_OFFSET	0x1fff
+#define IP_MF		0x2000
 
 static __always_inline int parse_l4(void *l4, void *data_end, __u8 proto,
 				    struct xdpoff_fields *f)
 {
+	struct udphdr *uh = l4;	/* ports sit at the same place in TCP */
+
+	if (proto != IPPROTO_TCP && proto != IPPROTO_UDP)
+		return 0;
 	if (proto == IPPROTO_TCP) {
-		struct tcphdr *th = l4;
-
-		if ((void *)(th + 1) > data_end)
-			return -1;
-		f->sport = th->source;
-		f->dport = th->dest;
-	} else if (proto == IPPROTO_UDP) {
-		struct udphdr *uh = l4;
-
-		if ((void *)(uh + 1) > data_end)
-			return -1;
-		f->sport = uh->source;
-		f->dport = uh->dest;
-	} else {
+		if (l4 + sizeof(struct tcphdr) > data_end)
+			return 0;
+	} else if ((void *)(uh + 1) > data_end) {
 		return 0;
 	}
+	f->sport = uh->source;
+	f->dport = uh->dest;
 	f->flags |= XDPOFF_F_L4;
 	return 0;
+}
+
+/*
+ * IPv4 as nf_tables validates it at ingress: version, ihl >= 5, total
+ * length within the frame and covering the header.  Non-first fragments
+ * carry no transport header.
+ */
+static __always_inline int parse_ipv4(struct iphdr *iph, void *data_end,
+				      struct xdpoff_fields *f)
+{
+	__u32 ihl, len;
+
+	if ((void *)(iph + 1) > data_end)
+		return 0;
+	ihl = iph->ihl * 4;
+	len = bpf_ntohs(iph->tot_len);
+	if (iph->version != 4 || ihl < sizeof(*iph) || len < ihl ||
+	    len > (__u64)(data_end - (void *)iph))
+		return 0;
+
+	f->flags |= XDPOFF_F_IPV4 | XDPOFF_F_PROTO;
+	f->ip_proto = iph->protocol;
+	f->saddr[0] = iph->saddr;
+	f->daddr[0] = iph->daddr;
+	if (iph->frag_off & bpf_htons(IP_OFFSET))
+		return 0;
+	return parse_l4((void *)iph + ihl, data_end, iph->protocol, f);
+}
+
+/*
+ * IPv6 without extension headers: then the next header is the transport
+ * protocol, as nf_tables' l4proto.  With extension headers only the
+ * addresses are known here; rules on the protocol or ports leave such
+ * frames to software.
+ */
+static __always_inline int parse_ipv6(struct ipv6hdr *ip6h, void *data_end,
+				      struct xdpoff_fields *f)
+{
+	__u8 nh;
+
+	if ((void *)(ip6h + 1) > data_end)
+		return 0;
+	if (ip6h->version != 6 ||
+	    bpf_ntohs(ip6h->payload_len) >
+	    (__u64)(data_end - (void *)(ip6h + 1)))
+		return 0;
+
+	f->flags |= XDPOFF_F_IPV6;
+	__builtin_memcpy(f->saddr, &ip6h->saddr, sizeof(f->saddr));
+	__builtin_memcpy(f->daddr, &ip6h->daddr, sizeof(f->daddr));
+	nh = ip6h->nexthdr;
+	switch (nh) {
+	case IPPROTO_TCP:
+	case IPPROTO_UDP:
+	case IPPROTO_ICMPV6:
+	case IPPROTO_SCTP:
+	case IPPROTO_UDPLITE:
+	case IPPROTO_GRE:
+	case IPPROTO_IPIP:
+	case IPPROTO_NONE:
+		break;
+	default:
+		return 0;	/* possibly an extension header */
+	}
+	f->flags |= XDPOFF_F_PROTO;
+	f->ip_proto = nh;
+	return parse_l4(ip6h + 1, data_end, nh, f);
 }
 
 /* Fill @f from the frame; fields the frame does not carry stay zero. */
@@ -84,8 +154,6 @@ static __always_inline int parse(struct xdp_md *ctx, struct xdpoff_fields *f)
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
 	struct ethhdr *eth = data;
-	struct iphdr *iph;
-	__u32 ihl;
 
 	if ((void *)(eth + 1) > data_end)
 		return -1;
@@ -93,24 +161,18 @@ static __always_inline int parse(struct xdp_md *ctx, struct xdpoff_fields *f)
 	__builtin_memcpy(f->smac, eth->h_source, ETH_ALEN);
 	f->n_proto = eth->h_proto;
 
-	if (eth->h_proto != bpf_htons(ETH_P_IP))
+	switch (eth->h_proto) {
+	case bpf_htons(ETH_P_IP):
+		return parse_ipv4((void *)(eth + 1), data_end, f);
+	case bpf_htons(ETH_P_IPV6):
+		return parse_ipv6((void *)(eth + 1), data_end, f);
+	case bpf_htons(ETH_P_8021Q):
+	case bpf_htons(ETH_P_8021AD):
+		/* The stack strips the tag before nf_tables sees the frame. */
+		f->flags |= XDPOFF_F_VLAN;
 		return 0;
-
-	iph = (void *)(eth + 1);
-	if ((void *)(iph + 1) > data_end)
-		return -1;
-	ihl = iph->ihl * 4;
-	if (iph->version != 4 || ihl < sizeof(*iph))
-		return 0;
-	f->flags |= XDPOFF_F_IPV4;
-	f->ip_proto = iph->protocol;
-	f->saddr = iph->saddr;
-	f->daddr = iph->daddr;
-
-	/* Non-first fragments carry no transport header. */
-	if (iph->frag_off & bpf_htons(0x1fff))
-		return 0;
-	return parse_l4((void *)iph + ihl, data_end, iph->protocol, f);
+	}
+	return 0;
 }
 
 static __always_inline void mask_fields(struct xdpoff_rule_key *key,
@@ -123,20 +185,50 @@ static __always_inline void mask_fields(struct xdpoff_rule_key *key,
 	int i;
 
 #pragma unroll
-	for (i = 0; i < XDPOFF_FIELD_WORDS; i++)
+	for (i = 0; i < FIELD_WORDS; i++)
 		dst[i] = src[i] & msk[i];
 	key->mask_id = m->id;
+}
+
+/*
+ * The best rule of each stage, as scalars: the verifier does not keep
+ * pointers at variable stack offsets, and eight nullable pointers would
+ * multiply its states.
+ */
+struct stage_best {
+	__u64	order[XDPOFF_MAX_STAGES];
+	__u32	slot[XDPOFF_MAX_STAGES];
+	__u32	action[XDPOFF_MAX_STAGES];
+	__u32	ifindex[XDPOFF_MAX_STAGES];
+};
+
+#define NO_MATCH	(~0ULL)
+
+static __always_inline void count(__u32 slot, __u64 len, int consumed)
+{
+	struct xdpoff_stats *st;
+
+	st = bpf_map_lookup_elem(&xdpoff_stats, &slot);
+	if (!st)
+		return;
+	st->packets++;
+	st->bytes += len;
+	if (consumed) {
+		st->consumed_packets++;
+		st->consumed_bytes += len;
+	}
 }
 
 SEC("xdp")
 int xdpoff_xdp(struct xdp_md *ctx)
 {
-	struct xdpoff_rule_val *best = NULL;
+	__u64 len = ctx->data_end - ctx->data;
+	__u64 verdict_order = NO_MATCH;
 	struct xdpoff_fields f = {};
 	struct xdpoff_rule_key key;
-	struct xdpoff_stats *st;
 	struct xdpoff_meta *meta;
-	__u32 zero = 0, i, nr;
+	struct stage_best best;
+	__u32 zero = 0, i, nr, v = 0;
 
 	if (parse(ctx, &f) < 0)
 		return XDP_PASS;
@@ -145,33 +237,56 @@ int xdpoff_xdp(struct xdp_md *ctx)
 	if (!meta)
 		return XDP_PASS;
 	nr = meta->nr_masks;
+	if (!nr)
+		return XDP_PASS;
+
+	for (i = 0; i < XDPOFF_MAX_STAGES; i++)
+		best.order[i] = NO_MATCH;
 
 	for (i = 0; i < XDPOFF_MAX_MASKS && i < nr; i++) {
 		struct xdpoff_rule_val *val;
 		struct xdpoff_mask *m;
 		__u32 slot = i;	/* on the stack for the helper; i stays a register */
+		__u32 st;
 
 		m = bpf_map_lookup_elem(&xdpoff_masks, &slot);
 		if (!m || !m->active)
 			continue;
 		mask_fields(&key, &f, m);
 		val = bpf_map_lookup_elem(&xdpoff_rules, &key);
-		if (val && (!best || val->order < best->order))
-			best = val;
+		if (!val)
+			continue;
+		st = val->stage & (XDPOFF_MAX_STAGES - 1);
+		if (val->order < best.order[st]) {
+			best.order[st] = val->order;
+			best.slot[st] = val->stats_slot;
+			best.action[st] = val->action;
+			best.ifindex[st] = val->ifindex;
+		}
 	}
-	if (!best)
-		return XDP_PASS;
 
-	st = bpf_map_lookup_elem(&xdpoff_stats, &best->stats_slot);
-	if (st) {
-		st->packets++;
-		st->bytes += ctx->data_end - ctx->data;
+	/*
+	 * Stages run in order: the earliest stage whose best rule is final
+	 * (drop, fwd) decides; accept ends only its own stage.
+	 */
+	for (i = 0; i < XDPOFF_MAX_STAGES; i++) {
+		if (best.order[i] != NO_MATCH &&
+		    best.action[i] != XDPOFF_ACT_PASS &&
+		    best.order[i] < verdict_order) {
+			verdict_order = best.order[i];
+			v = i;
+		}
 	}
 
-	switch (best->action) {
-	case XDPOFF_ACT_DROP:
-		return XDP_DROP;
-	default:
+	/* Count the rules software would have met on the way. */
+	for (i = 0; i < XDPOFF_MAX_STAGES; i++)
+		if (best.order[i] != NO_MATCH && best.order[i] <= verdict_order)
+			count(best.slot[i], len, verdict_order != NO_MATCH);
+
+	if (verdict_order == NO_MATCH)
 		return XDP_PASS;
-	}
+	v &= XDPOFF_MAX_STAGES - 1;
+	if (best.action[v] == XDPOFF_ACT_REDIRECT)
+		return bpf_redirect(best.ifindex[v], 0);
+	return XDP_DROP;
 }

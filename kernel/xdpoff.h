@@ -34,6 +34,7 @@ struct dentry;
 /* The module's copy of one mask slot of the masks map. */
 struct xdpoff_mask_slot {
 	struct xdpoff_fields	mask;
+	u32			stage;		/* a slot serves one stage */
 	u32			id;
 	u32			refcnt;		/* rules using it; 0: free */
 	bool			used_before;	/* reuse needs a grace period */
@@ -68,6 +69,9 @@ struct xdpoff_dev {
 
 	struct list_head	blocks;		/* struct xdpoff_block */
 	u32			nr_blocks;
+	unsigned long		stages_used;	/* bitmap of blk->stage */
+	u32			bind_seq;
+	u32			fwd_refs;	/* fwd rules targeting it */
 	const char		*last_error;	/* extack of the last refusal */
 
 	struct dentry		*ddir;
@@ -78,6 +82,8 @@ struct xdpoff_block {
 	struct list_head	list;		/* xdpoff_dev.blocks */
 	struct xdpoff_dev	*xdev;
 	struct flow_block	*block;
+	u32			stage;		/* xdpoff_rule_val.stage */
+	u32			seq;		/* bind order on the device */
 	/* flow_block_cb.driver_list lives here; nft list_del()s it. */
 	struct list_head	driver_list;
 };
@@ -91,6 +97,8 @@ struct xdpoff_rule {
 	struct xdpoff_rule_key	key;
 	struct xdpoff_rule_val	val;
 	u32			mask_slot;
+	struct xdpoff_dev	*fwd_dev;	/* redirect target, referenced */
+	bool			never;		/* cannot match on this device */
 	bool			installed;	/* owns the map entry of key */
 	u64			reported_pkts;
 	u64			reported_bytes;
@@ -101,6 +109,8 @@ struct xdpoff_match {
 	struct xdpoff_fields	key;
 	struct xdpoff_fields	mask;
 	u32			action;
+	struct net_device	*fwd_dev;	/* FLOW_ACTION_REDIRECT target */
+	bool			never;		/* meta iif/iiftype of another device */
 };
 
 extern struct mutex xdpoff_lock;
@@ -130,8 +140,8 @@ int xdpoff_indr_setup(struct net_device *netdev, struct Qdisc *sch,
 void xdpoff_block_release(void *cb_priv);
 
 /* xdpoff_flower.c */
-int xdpoff_flower_parse(const struct flow_rule *rule, struct xdpoff_match *m,
-			struct netlink_ext_ack *extack);
+int xdpoff_flower_parse(struct xdpoff_dev *xdev, const struct flow_rule *rule,
+			struct xdpoff_match *m, struct netlink_ext_ack *extack);
 int xdpoff_flower_setup(struct xdpoff_block *blk, struct flow_cls_offload *f);
 void xdpoff_rules_flush(struct xdpoff_dev *xdev, struct xdpoff_block *blk);
 
@@ -141,13 +151,14 @@ int xdpoff_maps_validate(struct bpf_map *maps[4],
 int xdpoff_map_update(struct bpf_map *map, const void *key,
 		      const void *value, u64 flags);
 int xdpoff_map_delete(struct bpf_map *map, const void *key);
-int xdpoff_mask_get(struct xdpoff_dev *xdev, const struct xdpoff_fields *mask,
-		    u32 *slot, struct netlink_ext_ack *extack);
+int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
+		    const struct xdpoff_fields *mask, u32 *slot,
+		    struct netlink_ext_ack *extack);
 void xdpoff_mask_put(struct xdpoff_dev *xdev, u32 slot);
 int xdpoff_stats_alloc(struct xdpoff_dev *xdev, u32 *slot);
 void xdpoff_stats_free(struct xdpoff_dev *xdev, u32 slot);
-void xdpoff_stats_read(struct xdpoff_dev *xdev, u32 slot, u64 *pkts,
-		       u64 *bytes);
+void xdpoff_stats_read(struct xdpoff_dev *xdev, u32 slot,
+		       struct xdpoff_stats *sum);
 
 /* xdpoff_nl.c */
 int xdpoff_nl_init(void);

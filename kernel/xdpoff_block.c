@@ -33,6 +33,7 @@ void xdpoff_block_release(void *cb_priv)
 	xdpoff_rules_flush(xdev, blk);
 	list_del(&blk->list);
 	xdev->nr_blocks--;
+	__clear_bit(blk->stage, &xdev->stages_used);
 	kfree(blk);
 	xdpoff_dev_put(xdev);
 	mutex_unlock(&xdpoff_lock);
@@ -47,14 +48,25 @@ static int xdpoff_block_bind(struct xdpoff_dev *xdev,
 	struct flow_block_cb *block_cb;
 	struct xdpoff_block *blk;
 
+	unsigned long stage;
+
 	if (flow_block_cb_lookup(bo->block, xdpoff_block_setup_cb, netdev))
 		return -EEXIST;
+
+	stage = find_first_zero_bit(&xdev->stages_used, XDPOFF_MAX_STAGES);
+	if (stage >= XDPOFF_MAX_STAGES) {
+		xdev->last_error = KBUILD_MODNAME
+			": too many offloaded chains on the device";
+		return -EOPNOTSUPP;
+	}
 
 	blk = kzalloc(sizeof(*blk), GFP_KERNEL);
 	if (!blk)
 		return -ENOMEM;
 	blk->xdev = xdev;
 	blk->block = bo->block;
+	blk->stage = stage;
+	blk->seq = ++xdev->bind_seq;
 	INIT_LIST_HEAD(&blk->driver_list);
 
 	block_cb = flow_indr_block_cb_alloc(xdpoff_block_setup_cb, netdev, blk,
@@ -68,6 +80,7 @@ static int xdpoff_block_bind(struct xdpoff_dev *xdev,
 	kref_get(&xdev->ref);
 	list_add_tail(&blk->list, &xdev->blocks);
 	xdev->nr_blocks++;
+	__set_bit(stage, &xdev->stages_used);
 	flow_block_cb_add(block_cb, bo);
 	list_add_tail(&block_cb->driver_list, &blk->driver_list);
 	return 0;

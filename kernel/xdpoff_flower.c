@@ -8,6 +8,7 @@
 #include <linux/jhash.h>
 #include <linux/slab.h>
 #include <net/flow_offload.h>
+#include <net/netfilter/nf_tables.h>
 #include <net/pkt_cls.h>
 
 #include "xdpoff.h"
@@ -18,8 +19,6 @@
 
 /* What nft/tc prints for a dissector key this driver does not handle. */
 static const char * const xdpoff_key_unsupported[FLOW_DISSECTOR_KEY_MAX] = {
-	XDPOFF_KEY_MSG(META, "meta iif"),
-	XDPOFF_KEY_MSG(IPV6_ADDRS, "ip6 addresses"),
 	XDPOFF_KEY_MSG(PORTS_RANGE, "port ranges"),
 	XDPOFF_KEY_MSG(ICMP, "icmp type or code"),
 	XDPOFF_KEY_MSG(ARP, "arp"),
@@ -39,13 +38,60 @@ static const char * const xdpoff_key_unsupported[FLOW_DISSECTOR_KEY_MAX] = {
 };
 
 #define XDPOFF_KEYS_SUPPORTED					\
-	(BIT_ULL(FLOW_DISSECTOR_KEY_CONTROL) |			\
+	(BIT_ULL(FLOW_DISSECTOR_KEY_META) |			\
+	 BIT_ULL(FLOW_DISSECTOR_KEY_CONTROL) |			\
 	 BIT_ULL(FLOW_DISSECTOR_KEY_BASIC) |			\
 	 BIT_ULL(FLOW_DISSECTOR_KEY_ETH_ADDRS) |		\
 	 BIT_ULL(FLOW_DISSECTOR_KEY_IPV4_ADDRS) |		\
+	 BIT_ULL(FLOW_DISSECTOR_KEY_IPV6_ADDRS) |		\
 	 BIT_ULL(FLOW_DISSECTOR_KEY_PORTS))
 
-static int xdpoff_parse_keys(const struct flow_rule *rule,
+/*
+ * meta iif and iiftype: the maps belong to one device, so the match is
+ * decided here, once.  A rule for another device (a chain bound to
+ * several) never matches on this one.
+ */
+static void xdpoff_parse_meta(struct xdpoff_dev *xdev,
+			      const struct flow_rule *rule,
+			      struct xdpoff_match *m)
+{
+	struct flow_match_meta match;
+
+	flow_rule_match_meta(rule, &match);
+	if ((match.key->ingress_ifindex ^ xdev->ifindex) &
+	    match.mask->ingress_ifindex)
+		m->never = true;
+	if ((match.key->ingress_iftype ^ xdev->netdev->type) &
+	    match.mask->ingress_iftype)
+		m->never = true;
+}
+
+static void xdpoff_parse_addrs(const struct flow_rule *rule,
+			       struct xdpoff_match *m, u16 addr_type)
+{
+	struct xdpoff_fields *k = &m->key, *mk = &m->mask;
+
+	if (addr_type == FLOW_DISSECTOR_KEY_IPV4_ADDRS) {
+		struct flow_match_ipv4_addrs match;
+
+		flow_rule_match_ipv4_addrs(rule, &match);
+		k->saddr[0] = match.key->src;
+		mk->saddr[0] = match.mask->src;
+		k->daddr[0] = match.key->dst;
+		mk->daddr[0] = match.mask->dst;
+	} else {
+		struct flow_match_ipv6_addrs match;
+
+		flow_rule_match_ipv6_addrs(rule, &match);
+		memcpy(k->saddr, &match.key->src, sizeof(k->saddr));
+		memcpy(mk->saddr, &match.mask->src, sizeof(mk->saddr));
+		memcpy(k->daddr, &match.key->dst, sizeof(k->daddr));
+		memcpy(mk->daddr, &match.mask->dst, sizeof(mk->daddr));
+	}
+}
+
+static int xdpoff_parse_keys(struct xdpoff_dev *xdev,
+			     const struct flow_rule *rule,
 			     struct xdpoff_match *m,
 			     struct netlink_ext_ack *extack)
 {
@@ -63,6 +109,9 @@ static int xdpoff_parse_keys(const struct flow_rule *rule,
 		return -EOPNOTSUPP;
 	}
 
+	if (flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_META))
+		xdpoff_parse_meta(xdev, rule, m);
+
 	if (flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_CONTROL)) {
 		struct flow_match_control match;
 
@@ -72,7 +121,6 @@ static int xdpoff_parse_keys(const struct flow_rule *rule,
 					   "match on fragment flags is not supported");
 			return -EOPNOTSUPP;
 		}
-		/* addr_type says which address key is valid; checked below. */
 	}
 
 	if (flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_BASIC)) {
@@ -95,15 +143,16 @@ static int xdpoff_parse_keys(const struct flow_rule *rule,
 		ether_addr_copy(mk->smac, match.mask->src);
 	}
 
-	if (flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_IPV4_ADDRS)) {
-		struct flow_match_ipv4_addrs match;
-
-		flow_rule_match_ipv4_addrs(rule, &match);
-		k->saddr = match.key->src;
-		mk->saddr = match.mask->src;
-		k->daddr = match.key->dst;
-		mk->daddr = match.mask->dst;
+	if (flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_IPV4_ADDRS) &&
+	    flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_IPV6_ADDRS)) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "match on ip and ip6 addresses at once is not supported");
+		return -EOPNOTSUPP;
 	}
+	if (flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_IPV4_ADDRS))
+		xdpoff_parse_addrs(rule, m, FLOW_DISSECTOR_KEY_IPV4_ADDRS);
+	if (flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_IPV6_ADDRS))
+		xdpoff_parse_addrs(rule, m, FLOW_DISSECTOR_KEY_IPV6_ADDRS);
 
 	if (flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_PORTS)) {
 		struct flow_match_ports match;
@@ -117,38 +166,61 @@ static int xdpoff_parse_keys(const struct flow_rule *rule,
 	return 0;
 }
 
+static bool xdpoff_any(const void *p, size_t len)
+{
+	return memchr_inv(p, 0, len) != NULL;
+}
+
+/* Require key & mask bits of @flags in the frame's flags. */
+static void xdpoff_require(struct xdpoff_match *m, u8 flags)
+{
+	m->key.flags |= flags;
+	m->mask.flags |= flags;
+}
+
 /*
- * The XDP parser fills the IPv4 fields only for a valid IPv4 header, and
- * the ports only for the first fragment of TCP or UDP, as nf_tables does.
- * A rule matching on them therefore needs the frame to be IPv4 (and TCP or
- * UDP): the flags bits make that part of the key.
+ * The XDP parser fills the l3 fields only for a valid IPv4 or IPv6 header,
+ * ip_proto only when it is the transport protocol (no IPv6 extension
+ * headers), ports only for the first fragment of TCP or UDP.  nf_tables
+ * takes the same care, and more, so a rule matching on those fields needs
+ * them present: the flags make that part of the key.  Frames XDP cannot
+ * parse are left to software.
  */
 static int xdpoff_check_deps(struct xdpoff_match *m,
 			     struct netlink_ext_ack *extack)
 {
 	struct xdpoff_fields *k = &m->key, *mk = &m->mask;
-	bool l3 = mk->saddr || mk->daddr || mk->ip_proto;
-	bool l4 = mk->sport || mk->dport;
+	bool addrs = xdpoff_any(mk->saddr, sizeof(mk->saddr)) ||
+		     xdpoff_any(mk->daddr, sizeof(mk->daddr));
 
-	if ((l3 || l4) && (mk->n_proto != htons(0xffff) ||
-			   k->n_proto != htons(ETH_P_IP))) {
-		NL_SET_ERR_MSG_MOD(extack,
-				   "match on l3/l4 fields is only supported for ip (ipv4)");
-		return -EOPNOTSUPP;
+	/*
+	 * The stack strips a VLAN tag before nf_tables reads the EtherType;
+	 * XDP sees the tag.  EtherType matches take untagged frames only.
+	 */
+	if (mk->n_proto)
+		mk->flags |= XDPOFF_F_VLAN;
+
+	if (addrs) {
+		if (mk->n_proto != htons(0xffff) ||
+		    (k->n_proto != htons(ETH_P_IP) &&
+		     k->n_proto != htons(ETH_P_IPV6))) {
+			NL_SET_ERR_MSG_MOD(extack,
+					   "match on addresses needs the protocol (ip or ip6)");
+			return -EOPNOTSUPP;
+		}
+		xdpoff_require(m, k->n_proto == htons(ETH_P_IP) ?
+				  XDPOFF_F_IPV4 : XDPOFF_F_IPV6);
 	}
-	if (l4 && (mk->ip_proto != 0xff ||
-		   (k->ip_proto != IPPROTO_TCP && k->ip_proto != IPPROTO_UDP))) {
-		NL_SET_ERR_MSG_MOD(extack,
-				   "match on ports is only supported for tcp and udp");
-		return -EOPNOTSUPP;
-	}
-	if (l3 || l4) {
-		k->flags |= XDPOFF_F_IPV4;
-		mk->flags |= XDPOFF_F_IPV4;
-	}
-	if (l4) {
-		k->flags |= XDPOFF_F_L4;
-		mk->flags |= XDPOFF_F_L4;
+	if (mk->ip_proto)
+		xdpoff_require(m, XDPOFF_F_PROTO);
+	if (mk->sport || mk->dport) {
+		if (mk->ip_proto != 0xff ||
+		    (k->ip_proto != IPPROTO_TCP && k->ip_proto != IPPROTO_UDP)) {
+			NL_SET_ERR_MSG_MOD(extack,
+					   "match on ports is only supported for tcp and udp");
+			return -EOPNOTSUPP;
+		}
+		xdpoff_require(m, XDPOFF_F_L4);
 	}
 	return 0;
 }
@@ -175,10 +247,12 @@ static int xdpoff_parse_actions(const struct flow_rule *rule,
 			m->action = XDPOFF_ACT_DROP;
 			break;
 		case FLOW_ACTION_REDIRECT:
-			NL_SET_ERR_MSG_MOD(extack, "action fwd is not supported");
-			return -EOPNOTSUPP;
+			m->action = XDPOFF_ACT_REDIRECT;
+			m->fwd_dev = act->dev;
+			break;
 		case FLOW_ACTION_MIRRED:
-			NL_SET_ERR_MSG_MOD(extack, "action dup is not supported");
+			NL_SET_ERR_MSG_MOD(extack,
+					   "dup is not supported: XDP cannot clone frames");
 			return -EOPNOTSUPP;
 		default:
 			NL_SET_ERR_MSG_MOD(extack, "action is not supported");
@@ -188,13 +262,13 @@ static int xdpoff_parse_actions(const struct flow_rule *rule,
 	return 0;
 }
 
-int xdpoff_flower_parse(const struct flow_rule *rule, struct xdpoff_match *m,
-			struct netlink_ext_ack *extack)
+int xdpoff_flower_parse(struct xdpoff_dev *xdev, const struct flow_rule *rule,
+			struct xdpoff_match *m, struct netlink_ext_ack *extack)
 {
 	int err;
 
 	memset(m, 0, sizeof(*m));
-	err = xdpoff_parse_keys(rule, m, extack);
+	err = xdpoff_parse_keys(xdev, rule, m, extack);
 	if (err)
 		return err;
 	err = xdpoff_check_deps(m, extack);
@@ -240,16 +314,84 @@ static void xdpoff_key_rules(struct xdpoff_dev *xdev,
 	}
 }
 
+/*
+ * Where the rule runs in software: nft hooks after tc (bit 63), then chain
+ * priority, then the order the chains were bound (equal priorities run in
+ * registration order), then the rule's position.  Offloaded chains only
+ * append (nf_tables refuses insert and replace), so the rule handle is the
+ * position, and it survives a DESTROY/REPLACE round trip of an aborted
+ * transaction.  The cookie of an nf_tables rule is its struct nft_rule.
+ */
+static u64 xdpoff_rule_order(struct xdpoff_block *blk,
+			     struct flow_cls_offload *f)
+{
+	const struct nft_rule *rule = (const struct nft_rule *)f->cookie;
+
+	return BIT_ULL(63) | (u64)(f->common.prio & 0xffff) << 47 |
+	       (u64)(blk->seq & 0x7fff) << 32 | lower_32_bits(rule->handle);
+}
+
+/* fwd to DEV: DEV must take XDP frames, so it must run xdpoff too. */
+static int xdpoff_rule_fwd(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
+			   struct net_device *target,
+			   struct netlink_ext_ack *extack)
+{
+	struct xdpoff_dev *tdev = target ? xdpoff_dev_find(target) : NULL;
+
+	if (!tdev || !net_eq(dev_net(target), dev_net(xdev->netdev))) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "fwd target must be attached with xdpoff (it takes XDP frames then)");
+		return -EOPNOTSUPP;
+	}
+	r->fwd_dev = tdev;
+	r->val.ifindex = tdev->ifindex;
+	tdev->fwd_refs++;
+	kref_get(&tdev->ref);
+	return 0;
+}
+
+static void xdpoff_rule_unfwd(struct xdpoff_rule *r)
+{
+	if (!r->fwd_dev)
+		return;
+	r->fwd_dev->fwd_refs--;
+	xdpoff_dev_put(r->fwd_dev);
+	r->fwd_dev = NULL;
+}
+
+/* Write @r's entry unless an earlier rule with the same key holds it. */
+static int xdpoff_rule_install(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
+			       struct netlink_ext_ack *extack)
+{
+	struct xdpoff_rule *owner, *best;
+	int err;
+
+	xdpoff_key_rules(xdev, &r->key, NULL, &owner, &best);
+	if (owner && owner->val.order < r->val.order)
+		return 0;
+
+	err = xdpoff_map_update(xdev->rules, &r->key, &r->val, BPF_ANY);
+	if (err) {
+		NL_SET_ERR_MSG_MOD(extack, "failed to write the rules map");
+		return err;
+	}
+	r->installed = true;
+	if (owner)
+		owner->installed = false;
+	return 0;
+}
+
 static int xdpoff_rule_add(struct xdpoff_block *blk,
 			   struct flow_cls_offload *f)
 {
 	struct netlink_ext_ack *extack = f->common.extack;
 	struct xdpoff_dev *xdev = blk->xdev;
-	struct xdpoff_rule *r, *owner, *best;
 	struct xdpoff_match m;
+	struct xdpoff_rule *r;
 	int err;
 
-	err = xdpoff_flower_parse(flow_cls_offload_flow_rule(f), &m, extack);
+	err = xdpoff_flower_parse(xdev, flow_cls_offload_flow_rule(f), &m,
+				  extack);
 	if (err)
 		return err;
 
@@ -263,13 +405,24 @@ static int xdpoff_rule_add(struct xdpoff_block *blk,
 		return -ENOMEM;
 	r->cookie = f->cookie;
 	r->blk = blk;
+	r->never = m.never;
 	r->val.action = m.action;
-	/* Chains are stages in priority order; rules in arrival order. */
-	r->val.order = (u64)f->common.prio << 32 | ++xdev->seq;
+	r->val.stage = blk->stage;
+	r->val.order = xdpoff_rule_order(blk, f);
 
-	err = xdpoff_mask_get(xdev, &m.mask, &r->mask_slot, extack);
+	if (m.action == XDPOFF_ACT_REDIRECT) {
+		err = xdpoff_rule_fwd(xdev, r, m.fwd_dev, extack);
+		if (err)
+			goto err_free_rule;
+	}
+
+	/* A rule for another device is kept, but has nothing to install. */
+	if (r->never)
+		goto out_add;
+
+	err = xdpoff_mask_get(xdev, blk->stage, &m.mask, &r->mask_slot, extack);
 	if (err)
-		goto err_free_rule;
+		goto err_unfwd;
 	r->key.mask_id = xdev->mask_slots[r->mask_slot].id;
 	r->key.fields = m.key;
 
@@ -279,21 +432,12 @@ static int xdpoff_rule_add(struct xdpoff_block *blk,
 		goto err_put_mask;
 	}
 
-	/* An earlier rule with the same key keeps the entry; ours waits. */
-	xdpoff_key_rules(xdev, &r->key, NULL, &owner, &best);
-	if (!owner || r->val.order < owner->val.order) {
-		err = xdpoff_map_update(xdev->rules, &r->key, &r->val, BPF_ANY);
-		if (err) {
-			NL_SET_ERR_MSG_MOD(extack, "failed to write the rules map");
-			goto err_free_stats;
-		}
-		r->installed = true;
-		if (owner)
-			owner->installed = false;
-	}
-
-	hash_add(xdev->by_cookie, &r->cookie_node, r->cookie);
+	err = xdpoff_rule_install(xdev, r, extack);
+	if (err)
+		goto err_free_stats;
 	hash_add(xdev->by_key, &r->key_node, xdpoff_key_hash(&r->key));
+out_add:
+	hash_add(xdev->by_cookie, &r->cookie_node, r->cookie);
 	xdev->nr_rules++;
 	return 0;
 
@@ -301,20 +445,27 @@ err_free_stats:
 	xdpoff_stats_free(xdev, r->val.stats_slot);
 err_put_mask:
 	xdpoff_mask_put(xdev, r->mask_slot);
+err_unfwd:
+	xdpoff_rule_unfwd(r);
 err_free_rule:
 	kfree(r);
 	return err;
 }
 
-/* Remove @r: its map entry goes to the next rule with the same key. */
+/*
+ * Remove @r: its map entry goes to the next rule with the same key, or is
+ * deleted before the mask can go.
+ */
 static void xdpoff_rule_del(struct xdpoff_dev *xdev, struct xdpoff_rule *r)
 {
 	struct xdpoff_rule *owner, *best;
 
 	hash_del(&r->cookie_node);
-	hash_del(&r->key_node);
 	xdev->nr_rules--;
+	if (r->never)
+		goto out_free;
 
+	hash_del(&r->key_node);
 	if (r->installed) {
 		xdpoff_key_rules(xdev, &r->key, r, &owner, &best);
 		if (best && !xdpoff_map_update(xdev->rules, &best->key,
@@ -325,31 +476,34 @@ static void xdpoff_rule_del(struct xdpoff_dev *xdev, struct xdpoff_rule *r)
 	}
 	xdpoff_stats_free(xdev, r->val.stats_slot);
 	xdpoff_mask_put(xdev, r->mask_slot);
+out_free:
+	xdpoff_rule_unfwd(r);
 	kfree(r);
 }
 
 /*
- * Report what XDP consumed since the last report: nf_tables adds it to the
- * rule's counter.  Frames the rule passed up are counted by the software
- * rule itself.  XDP counts whole frames; the stack counts from the network
- * header (skb->len at ingress), so the Ethernet header is taken off.
+ * Report what XDP consumed since the last report (nf_tables adds it to the
+ * rule's counter).  Frames XDP passed up meet the software rule, which
+ * counts them itself.  XDP counts whole frames; the stack counts from the
+ * network header (skb->len at ingress), so the Ethernet header is taken
+ * off.
  */
 static void xdpoff_rule_stats(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
 			      struct flow_cls_offload *f)
 {
+	struct xdpoff_stats st;
 	u64 pkts, bytes;
 
-	if (r->val.action != XDPOFF_ACT_DROP)
+	if (r->never)
 		return;
 
-	xdpoff_stats_read(xdev, r->val.stats_slot, &pkts, &bytes);
-	flow_stats_update(&f->stats,
-			  bytes - r->reported_bytes -
-			  (pkts - r->reported_pkts) * ETH_HLEN,
-			  pkts - r->reported_pkts, 0, 0,
+	xdpoff_stats_read(xdev, r->val.stats_slot, &st);
+	pkts = st.consumed_packets - r->reported_pkts;
+	bytes = st.consumed_bytes - r->reported_bytes - pkts * ETH_HLEN;
+	flow_stats_update(&f->stats, bytes, pkts, 0, 0,
 			  FLOW_ACTION_HW_STATS_DELAYED);
-	r->reported_pkts = pkts;
-	r->reported_bytes = bytes;
+	r->reported_pkts = st.consumed_packets;
+	r->reported_bytes = st.consumed_bytes;
 }
 
 int xdpoff_flower_setup(struct xdpoff_block *blk, struct flow_cls_offload *f)

@@ -64,6 +64,8 @@ void xdpoff_dev_put(struct xdpoff_dev *xdev)
 /* Take @xdev off the list; bound blocks keep it alive until unbound. */
 static void xdpoff_dev_unlist(struct xdpoff_dev *xdev)
 {
+	/* Rules may reference other devices (fwd): let go of them now. */
+	xdpoff_rules_flush(xdev, NULL);
 	list_del(&xdev->list);
 	netdev_put(xdev->netdev, &xdev->dev_tracker);
 	xdev->netdev = NULL;
@@ -125,6 +127,11 @@ int xdpoff_dev_detach(struct xdpoff_dev *xdev, struct netlink_ext_ack *extack)
 	if (xdev->nr_blocks) {
 		NL_SET_ERR_MSG_MOD(extack,
 				   "offloaded chains are bound to the device, delete them first");
+		return -EBUSY;
+	}
+	if (xdev->fwd_refs) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "offloaded fwd rules target the device, delete them first");
 		return -EBUSY;
 	}
 	xdpoff_dev_unlist(xdev);

@@ -108,14 +108,23 @@ static int xdpoff_mask_write(struct xdpoff_dev *xdev, u32 slot, bool active)
 	return xdpoff_map_update(xdev->masks, &slot, &m, BPF_ANY);
 }
 
+/* A free slot is all zeroes, as the map was before the slot was used. */
+static int xdpoff_mask_clear(struct xdpoff_dev *xdev, u32 slot)
+{
+	struct xdpoff_mask m = {};
+
+	return xdpoff_map_update(xdev->masks, &slot, &m, BPF_ANY);
+}
+
 /*
  * Find the slot holding @mask, or install @mask in a free slot.  A new slot
  * is written inactive first and activated by a second write that changes
  * only the active word, so no frame uses a half-written mask.  A slot freed
  * earlier may still be read by frames in flight: reuse waits a grace period.
  */
-int xdpoff_mask_get(struct xdpoff_dev *xdev, const struct xdpoff_fields *mask,
-		    u32 *slot, struct netlink_ext_ack *extack)
+int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
+		    const struct xdpoff_fields *mask, u32 *slot,
+		    struct netlink_ext_ack *extack)
 {
 	struct xdpoff_mask_slot *ms;
 	int free = -1, err;
@@ -128,7 +137,8 @@ int xdpoff_mask_get(struct xdpoff_dev *xdev, const struct xdpoff_fields *mask,
 				free = i;
 			continue;
 		}
-		if (!memcmp(&ms->mask, mask, sizeof(*mask))) {
+		if (ms->stage == stage &&
+		    !memcmp(&ms->mask, mask, sizeof(*mask))) {
 			ms->refcnt++;
 			*slot = i;
 			return 0;
@@ -143,6 +153,7 @@ int xdpoff_mask_get(struct xdpoff_dev *xdev, const struct xdpoff_fields *mask,
 	if (ms->used_before)
 		synchronize_rcu();
 	ms->mask = *mask;
+	ms->stage = stage;
 	ms->id = ++xdev->next_mask_id;
 	err = xdpoff_mask_write(xdev, free, false);
 	if (err)
@@ -168,7 +179,11 @@ err_msg:
 	return err;
 }
 
-/* Drop a reference; the last one deactivates the slot (entries are gone). */
+/*
+ * Drop a reference; the last one clears the slot.  The rules of the mask
+ * are gone from the rules map by then, so a frame reading the slot while
+ * it is being cleared finds no entry whatever it reads.
+ */
 void xdpoff_mask_put(struct xdpoff_dev *xdev, u32 slot)
 {
 	struct xdpoff_mask_slot *ms = &xdev->mask_slots[slot];
@@ -176,7 +191,7 @@ void xdpoff_mask_put(struct xdpoff_dev *xdev, u32 slot)
 	if (WARN_ON_ONCE(!ms->refcnt) || --ms->refcnt)
 		return;
 
-	xdpoff_mask_write(xdev, slot, false);
+	xdpoff_mask_clear(xdev, slot);
 	while (xdev->nr_masks && !xdev->mask_slots[xdev->nr_masks - 1].refcnt)
 		xdev->nr_masks--;
 	xdpoff_meta_write(xdev);
@@ -190,11 +205,19 @@ static struct xdpoff_stats *xdpoff_stats_ptr(struct bpf_map *map, u32 slot,
 	return per_cpu_ptr(array->pptrs[slot & array->index_mask], cpu);
 }
 
+static void xdpoff_stats_zero(struct xdpoff_dev *xdev, u32 slot)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		memset(xdpoff_stats_ptr(xdev->stats, slot, cpu), 0,
+		       sizeof(struct xdpoff_stats));
+}
+
 /* Next-fit allocation, so a freed slot is reused as late as possible. */
 int xdpoff_stats_alloc(struct xdpoff_dev *xdev, u32 *slot)
 {
 	unsigned long bit;
-	int cpu;
 
 	bit = find_next_zero_bit(xdev->stats_used, xdev->max_rules,
 				 xdev->stats_cursor);
@@ -205,29 +228,34 @@ int xdpoff_stats_alloc(struct xdpoff_dev *xdev, u32 *slot)
 
 	set_bit(bit, xdev->stats_used);
 	xdev->stats_cursor = bit + 1;
-	for_each_possible_cpu(cpu)
-		memset(xdpoff_stats_ptr(xdev->stats, bit, cpu), 0,
-		       sizeof(struct xdpoff_stats));
+	xdpoff_stats_zero(xdev, bit);
 	*slot = bit;
 	return 0;
 }
 
+/*
+ * Zeroed on free too, so a map whose rules are all gone reads as it did
+ * before they came (frames in flight may still add to it: zeroed again on
+ * the next alloc).
+ */
 void xdpoff_stats_free(struct xdpoff_dev *xdev, u32 slot)
 {
+	xdpoff_stats_zero(xdev, slot);
 	clear_bit(slot, xdev->stats_used);
 }
 
-void xdpoff_stats_read(struct xdpoff_dev *xdev, u32 slot, u64 *pkts,
-		       u64 *bytes)
+void xdpoff_stats_read(struct xdpoff_dev *xdev, u32 slot,
+		       struct xdpoff_stats *sum)
 {
 	int cpu;
 
-	*pkts = 0;
-	*bytes = 0;
+	memset(sum, 0, sizeof(*sum));
 	for_each_possible_cpu(cpu) {
 		struct xdpoff_stats *s = xdpoff_stats_ptr(xdev->stats, slot, cpu);
 
-		*pkts += READ_ONCE(s->packets);
-		*bytes += READ_ONCE(s->bytes);
+		sum->packets += READ_ONCE(s->packets);
+		sum->bytes += READ_ONCE(s->bytes);
+		sum->consumed_packets += READ_ONCE(s->consumed_packets);
+		sum->consumed_bytes += READ_ONCE(s->consumed_bytes);
 	}
 }

@@ -444,6 +444,7 @@ struct rule {
 	const struct xdpoff_fields	*mask;
 	__u64				packets;
 	__u64				bytes;
+	__u64				consumed_packets;
 };
 
 /* Per-device state from XDPOFF_CMD_GET. */
@@ -584,6 +585,7 @@ static void read_stats(struct rule *r, int stats_fd, struct xdpoff_stats *buf,
 	for (i = 0; i < ncpus; i++) {
 		r->packets += buf[i].packets;
 		r->bytes += buf[i].bytes;
+		r->consumed_packets += buf[i].consumed_packets;
 	}
 }
 
@@ -693,13 +695,14 @@ out:
 
 /* ---- show: formatting ------------------------------------------------- */
 
-#define ADDR_LEN	40	/* "255.255.255.255/255.255.255.255" or a MAC/mask */
+#define ADDR_LEN	INET6_ADDRSTRLEN	/* an address or a MAC */
 
 static const char *action_name(__u32 action)
 {
 	switch (action) {
 	case XDPOFF_ACT_PASS:	return "pass";
 	case XDPOFF_ACT_DROP:	return "drop";
+	case XDPOFF_ACT_REDIRECT: return "fwd";
 	default:		return "unknown";
 	}
 }
@@ -731,18 +734,41 @@ static char *fmt_mac(char *buf, const __u8 *mac)
 	return buf;
 }
 
-static char *fmt_ip(char *buf, __be32 addr)
+/* An address of the rule's family: IPv4 in the first word. */
+static char *fmt_ip(char *buf, int family, const __be32 *addr)
 {
-	inet_ntop(AF_INET, &addr, buf, ADDR_LEN);
+	inet_ntop(family, addr, buf, ADDR_LEN);
 	return buf;
 }
 
-/* Prefix length of a network-order netmask, -1 if it is not a prefix. */
-static int prefix_len(__be32 mask)
+static int addr_bytes(int family)
 {
-	__u32 inv = ~ntohl(mask);
+	return family == AF_INET ? 4 : 16;
+}
 
-	return inv & (inv + 1) ? -1 : 32 - __builtin_popcount(inv);
+/* Prefix length of a network-order netmask, -1 if it is not a prefix. */
+static int prefix_len(int family, const __be32 *mask)
+{
+	const __u8 *b = (const __u8 *)mask;
+	int i, len = 0;
+
+	for (i = 0; i < addr_bytes(family) && b[i] == 0xff; i++)
+		len += 8;
+	if (i == addr_bytes(family))
+		return len;
+	len += __builtin_popcount(b[i]);
+	if ((__u8)(b[i] << __builtin_popcount(b[i])))
+		return -1;
+	for (i++; i < addr_bytes(family); i++)
+		if (b[i])
+			return -1;
+	return len;
+}
+
+/* The address family of a rule's address fields. */
+static int rule_family(const struct xdpoff_fields *v)
+{
+	return v->flags & XDPOFF_F_IPV6 ? AF_INET6 : AF_INET;
 }
 
 static const char *proto_name(__u8 proto)
@@ -792,19 +818,22 @@ static void sb_mac(struct sbuf *b, const char *what, const __u8 *v,
 		sb_add(b, "%s %s/%s", what, fmt_mac(vs, v), fmt_mac(ms, m));
 }
 
-static void sb_ip(struct sbuf *b, const char *what, __be32 v, __be32 m)
+static void sb_ip(struct sbuf *b, const char *what, int family,
+		  const __be32 *v, const __be32 *m)
 {
+	const char *pfx = family == AF_INET ? "ip" : "ip6";
 	char vs[ADDR_LEN], ms[ADDR_LEN];
-	int plen = prefix_len(m);
+	int plen = prefix_len(family, m);
 
-	if (!m)
+	if (is_zero(m, addr_bytes(family)))
 		return;
-	if (plen == 32)
-		sb_add(b, "%s %s", what, fmt_ip(vs, v));
+	if (plen == addr_bytes(family) * 8)
+		sb_add(b, "%s %s %s", pfx, what, fmt_ip(vs, family, v));
 	else if (plen > 0)
-		sb_add(b, "%s %s/%d", what, fmt_ip(vs, v), plen);
+		sb_add(b, "%s %s %s/%d", pfx, what, fmt_ip(vs, family, v), plen);
 	else
-		sb_add(b, "%s %s/%s", what, fmt_ip(vs, v), fmt_ip(ms, m));
+		sb_add(b, "%s %s %s/%s", pfx, what, fmt_ip(vs, family, v),
+		       fmt_ip(ms, family, m));
 }
 
 /* A 16-bit field in network order: decimal or hex value, hex mask. */
@@ -834,7 +863,9 @@ static void format_match(const struct rule *r, char *out, size_t size)
 {
 	const struct xdpoff_fields *v = &r->key.fields, *m = r->mask;
 	bool ports = m->sport || m->dport;
-	bool ip = m->saddr || m->daddr || m->ip_proto || ports;
+	bool addrs = !is_zero(m->saddr, sizeof(m->saddr)) ||
+		     !is_zero(m->daddr, sizeof(m->daddr));
+	int family = rule_family(v);
 	bool l4_named = m->ip_proto == 0xff && (v->ip_proto == IPPROTO_TCP ||
 						v->ip_proto == IPPROTO_UDP);
 	const char *l4 = l4_named ? proto_name(v->ip_proto) : "th";
@@ -845,26 +876,49 @@ static void format_match(const struct rule *r, char *out, size_t size)
 	sb_mac(&b, "ether saddr", v->smac, m->smac);
 	sb_mac(&b, "ether daddr", v->dmac, m->dmac);
 	if (m->n_proto == 0xffff && v->n_proto == htons(ETH_P_IP)) {
-		if (!ip)
-			sb_add(&b, "ip");
+		if (!addrs)
+			sb_add(&b, "meta protocol ip");
+	} else if (m->n_proto == 0xffff && v->n_proto == htons(ETH_P_IPV6)) {
+		if (!addrs)
+			sb_add(&b, "meta protocol ip6");
 	} else {
 		sb_u16(&b, "ether", "type", v->n_proto, m->n_proto, true);
 	}
-	sb_ip(&b, "ip saddr", v->saddr, m->saddr);
-	sb_ip(&b, "ip daddr", v->daddr, m->daddr);
+	sb_ip(&b, "saddr", family, v->saddr, m->saddr);
+	sb_ip(&b, "daddr", family, v->daddr, m->daddr);
 	if (m->ip_proto && !(l4_named && ports)) {
 		if (m->ip_proto != 0xff)
-			sb_add(&b, "ip protocol %u/0x%02x", v->ip_proto,
+			sb_add(&b, "meta l4proto %u/0x%02x", v->ip_proto,
 			       m->ip_proto);
 		else if (pname)
-			sb_add(&b, "ip protocol %s", pname);
+			sb_add(&b, "meta l4proto %s", pname);
 		else
-			sb_add(&b, "ip protocol %u", v->ip_proto);
+			sb_add(&b, "meta l4proto %u", v->ip_proto);
 	}
 	sb_u16(&b, l4, "sport", v->sport, m->sport, false);
 	sb_u16(&b, l4, "dport", v->dport, m->dport, false);
 	if (!b.len)
 		sb_add(&b, "any");
+}
+
+/* xdpoff_rule_val.order: nft bit, chain priority, bind order, handle. */
+static unsigned int order_prio(__u64 order)
+{
+	return (order >> 47) & 0xffff;
+}
+
+static unsigned int order_handle(__u64 order)
+{
+	return (__u32)order;
+}
+
+static const char *ifname_of(__u32 ifindex)
+{
+	static char name[IF_NAMESIZE];
+
+	if (!if_indextoname(ifindex, name))
+		snprintf(name, sizeof(name), "if%u", ifindex);
+	return name;
 }
 
 static const char *plural(size_t n)
@@ -888,10 +942,12 @@ static void print_dev_text(const struct dev_info *d)
 		printf("  last error: %s\n", d->kinfo->last_error);
 	for (r = d->rules; r < d->rules + d->nr_rules; r++) {
 		format_match(r, match, sizeof(match));
-		/* order = stage (chain priority) << 32 | arrival */
-		printf("  prio %u #%u  %s  %s  packets %llu bytes %llu\n",
-		       (unsigned int)(r->val.order >> 32),
-		       (unsigned int)r->val.order, action_name(r->val.action),
+		printf("  prio %u handle %u  %s%s%s  %s  packets %llu bytes %llu\n",
+		       order_prio(r->val.order), order_handle(r->val.order),
+		       action_name(r->val.action),
+		       r->val.action == XDPOFF_ACT_REDIRECT ? " to " : "",
+		       r->val.action == XDPOFF_ACT_REDIRECT ?
+		       ifname_of(r->val.ifindex) : "",
 		       match,
 		       (unsigned long long)r->packets,
 		       (unsigned long long)r->bytes);
@@ -960,17 +1016,18 @@ static void json_mac(bool *first, const char *key, const __u8 *v,
 	}
 }
 
-static void json_ip(bool *first, const char *key, __be32 v, __be32 m)
+static void json_ip(bool *first, const char *key, int family,
+		    const __be32 *v, const __be32 *m)
 {
 	char buf[ADDR_LEN];
 
-	if (!m)
+	if (is_zero(m, addr_bytes(family)))
 		return;
 	json_key(first, key, "");
-	json_str(fmt_ip(buf, v));
-	if (m != 0xffffffff) {
+	json_str(fmt_ip(buf, family, v));
+	if (!all_ones(m, addr_bytes(family))) {
 		json_key(first, key, "_mask");
-		json_str(fmt_ip(buf, m));
+		json_str(fmt_ip(buf, family, m));
 	}
 }
 
@@ -995,8 +1052,8 @@ static void print_match_json(const struct rule *r)
 	json_mac(&first, "smac", v->smac, m->smac);
 	json_mac(&first, "dmac", v->dmac, m->dmac);
 	json_num(&first, "n_proto", ntohs(v->n_proto), ntohs(m->n_proto), 0xffff);
-	json_ip(&first, "saddr", v->saddr, m->saddr);
-	json_ip(&first, "daddr", v->daddr, m->daddr);
+	json_ip(&first, "saddr", rule_family(v), v->saddr, m->saddr);
+	json_ip(&first, "daddr", rule_family(v), v->daddr, m->daddr);
 	json_num(&first, "ip_proto", v->ip_proto, m->ip_proto, 0xff);
 	json_num(&first, "sport", ntohs(v->sport), ntohs(m->sport), 0xffff);
 	json_num(&first, "dport", ntohs(v->dport), ntohs(m->dport), 0xffff);
@@ -1030,14 +1087,20 @@ static void print_dev_json(const struct dev_info *d)
 			putchar(',');
 		rfirst = true;
 		putchar('{');
-		json_u64(&rfirst, "prio", r->val.order >> 32);
-		json_u64(&rfirst, "seq", (__u32)r->val.order);
+		json_u64(&rfirst, "prio", order_prio(r->val.order));
+		json_u64(&rfirst, "handle", order_handle(r->val.order));
+		json_u64(&rfirst, "stage", r->val.stage);
 		json_key(&rfirst, "action", "");
 		json_str(action_name(r->val.action));
 		json_key(&rfirst, "match", "");
 		print_match_json(r);
+		if (r->val.action == XDPOFF_ACT_REDIRECT) {
+			json_key(&rfirst, "fwd", "");
+			json_str(ifname_of(r->val.ifindex));
+		}
 		json_u64(&rfirst, "packets", r->packets);
 		json_u64(&rfirst, "bytes", r->bytes);
+		json_u64(&rfirst, "consumed_packets", r->consumed_packets);
 		putchar('}');
 	}
 	printf("]}");

@@ -31,14 +31,20 @@
 #define XDPOFF_MAX_MASKS	32
 #endif
 
+/* Stages (offloaded chains) per device, evaluated in hook order. */
+#define XDPOFF_MAX_STAGES	8
+
 /* Default capacity of the rules and stats maps (xdpoff attach --max-rules). */
 #ifndef XDPOFF_DEFAULT_MAX_RULES
 #define XDPOFF_DEFAULT_MAX_RULES	16384
 #endif
 
 /* Bits of xdpoff_fields.flags, set by the parser. */
-#define XDPOFF_F_IPV4		(1U << 0)	/* valid IPv4 header parsed */
-#define XDPOFF_F_L4		(1U << 1)	/* TCP/UDP ports present */
+#define XDPOFF_F_IPV4		(1U << 0)	/* valid IPv4 header */
+#define XDPOFF_F_IPV6		(1U << 1)	/* valid IPv6 header */
+#define XDPOFF_F_PROTO		(1U << 2)	/* ip_proto is the l4 protocol */
+#define XDPOFF_F_L4		(1U << 3)	/* TCP/UDP ports present */
+#define XDPOFF_F_VLAN		(1U << 4)	/* the frame carries a VLAN tag */
 
 /*
  * The frame fields a rule can match on.  Every byte is significant to the
@@ -48,11 +54,11 @@
 struct xdpoff_fields {
 	__u8	dmac[6];
 	__u8	smac[6];
-	__be16	n_proto;	/* EtherType */
-	__u8	ip_proto;	/* IPv4 protocol */
+	__be16	n_proto;	/* EtherType (of the frame, tags not skipped) */
+	__u8	ip_proto;	/* IPv4 protocol / IPv6 next header */
 	__u8	flags;		/* XDPOFF_F_* */
-	__be32	saddr;
-	__be32	daddr;
+	__be32	saddr[4];	/* IPv4 in saddr[0], or IPv6 */
+	__be32	daddr[4];
 	__be16	sport;
 	__be16	dport;
 };
@@ -65,18 +71,23 @@ struct xdpoff_rule_key {
 
 /* Rule actions. */
 enum xdpoff_action {
-	XDPOFF_ACT_PASS = 0,	/* accept: the stack sees the frame */
-	XDPOFF_ACT_DROP = 1,
+	XDPOFF_ACT_PASS = 0,	/* accept: ends the stage, next stage runs */
+	XDPOFF_ACT_DROP = 1,	/* final */
+	XDPOFF_ACT_REDIRECT = 2, /* final: XDP redirect to ifindex */
 	__XDPOFF_ACT_MAX,
 };
 
-/* Value of the rules hash. */
+/*
+ * Value of the rules hash.  order sorts every rule of a device in the
+ * order software evaluates them: hook (tc before nft), chain priority,
+ * chain bind order, rule position.
+ */
 struct xdpoff_rule_val {
-	__u64	order;		/* lower wins: stage << 32 | arrival */
+	__u64	order;		/* lower runs first */
 	__u32	stats_slot;	/* index into the stats map */
 	__u32	action;		/* enum xdpoff_action */
 	__u32	ifindex;	/* redirect target; 0 when unused */
-	__u32	pad;
+	__u32	stage;		/* 0..XDPOFF_MAX_STAGES-1: the chain */
 };
 
 /* Value of the masks array; slots [0, xdpoff_meta.nr_masks) are scanned. */
@@ -92,10 +103,18 @@ struct xdpoff_meta {
 	__u32	pad;
 };
 
-/* Per-CPU value of the stats array, one slot per installed rule. */
+/*
+ * Per-CPU value of the stats array, one slot per installed rule.  A rule
+ * is hit when it decides its stage for a frame and the frame reaches that
+ * stage in software order.  Consumed hits are those on frames XDP then
+ * dropped or redirected: software never sees them, so they are what
+ * FLOW_CLS_STATS reports.
+ */
 struct xdpoff_stats {
 	__u64	packets;
 	__u64	bytes;
+	__u64	consumed_packets;
+	__u64	consumed_bytes;
 };
 
 /*

@@ -104,14 +104,15 @@ check_fails "set lookup refused" "Operation not supported" \
 check_fails "match on ip ttl refused" "Operation not supported" \
 	nft add rule netdev x hw ip ttl 3 drop
 # nf_tables refuses those itself; these reach the driver, which refuses.
-check_fails "match on ip6 addresses refused by the driver" \
-	"Operation not supported" nft add rule netdev x hw ip6 daddr ::1 drop
+check_fails "match on vlan id refused by the driver" \
+	"Operation not supported" nft add rule netdev x hw vlan id 10 drop
 check "driver's reason visible in xdpoff show" \
-	sh -c "$XDPOFF show $RX | grep -q 'match on ip6 addresses is not supported'"
-check_fails "fwd action refused by the driver" "Operation not supported" \
+	sh -c "$XDPOFF show $RX | grep -q 'last error: xdpoff: match on vlan is not supported'"
+check_fails "fwd to a device without xdpoff refused by the driver" \
+	"Operation not supported" \
 	nft add rule netdev x hw ip daddr $DADDR fwd to eth2
 check "its reason in xdpoff show --json" \
-	sh -c "$XDPOFF show $RX --json | grep -q 'action fwd is not supported'"
+	sh -c "$XDPOFF show $RX --json | grep -q 'fwd target must be attached with xdpoff'"
 check_eq "maps unchanged by refused rules" "$before" \
 	"$(map_dump $RX xdpoff_rules; map_dump $RX xdpoff_masks)"
 check_eq "rule table unchanged by refused rules" 1 \
