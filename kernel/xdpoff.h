@@ -35,7 +35,7 @@ struct dentry;
 struct xdpoff_mask_slot {
 	struct xdpoff_fields	mask;
 	u32			stage;		/* a slot serves one stage */
-	u32			id;
+	u32			id;		/* slot + 1 */
 	u32			refcnt;		/* rules using it; 0: free */
 	bool			used_before;	/* reuse needs a grace period */
 };
@@ -57,10 +57,8 @@ struct xdpoff_dev {
 
 	struct xdpoff_mask_slot	mask_slots[XDPOFF_MAX_MASKS];
 	u32			nr_masks;	/* highest used slot + 1 */
-	u32			next_mask_id;
 
 	unsigned long		*stats_used;	/* bitmap, max_rules bits */
-	u32			stats_cursor;	/* next-fit: delays slot reuse */
 
 	DECLARE_HASHTABLE(by_cookie, XDPOFF_RULE_HASH_BITS);
 	DECLARE_HASHTABLE(by_key, XDPOFF_RULE_HASH_BITS);

@@ -154,7 +154,8 @@ int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
 		synchronize_rcu();
 	ms->mask = *mask;
 	ms->stage = stage;
-	ms->id = ++xdev->next_mask_id;
+	/* Deterministic, so a failed batch leaves the maps as they were. */
+	ms->id = free + 1;
 	err = xdpoff_mask_write(xdev, free, false);
 	if (err)
 		goto err_msg;
@@ -214,20 +215,20 @@ static void xdpoff_stats_zero(struct xdpoff_dev *xdev, u32 slot)
 		       sizeof(struct xdpoff_stats));
 }
 
-/* Next-fit allocation, so a freed slot is reused as late as possible. */
+/*
+ * Lowest free slot, so a failed batch that deletes and restores rules
+ * leaves the maps as they were.  A frame still in flight on the rule that
+ * freed the slot may add one hit to the rule that takes it next.
+ */
 int xdpoff_stats_alloc(struct xdpoff_dev *xdev, u32 *slot)
 {
 	unsigned long bit;
 
-	bit = find_next_zero_bit(xdev->stats_used, xdev->max_rules,
-				 xdev->stats_cursor);
-	if (bit >= xdev->max_rules)
-		bit = find_first_zero_bit(xdev->stats_used, xdev->max_rules);
+	bit = find_first_zero_bit(xdev->stats_used, xdev->max_rules);
 	if (bit >= xdev->max_rules)
 		return -ENOSPC;
 
 	set_bit(bit, xdev->stats_used);
-	xdev->stats_cursor = bit + 1;
 	xdpoff_stats_zero(xdev, bit);
 	*slot = bit;
 	return 0;

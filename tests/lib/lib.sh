@@ -75,10 +75,19 @@ wait_for() {
 
 # The sending NIC goes into a namespace of its own, so frames cross the
 # (emulated) wire to its peer.  setup_peer SEND_DEV
+# The peer stays silent: no IPv6 link-local address, so no DAD or MLD
+# frames land in the counters of the tests.
 setup_peer() {
-	ip netns add "$PEER_NS"
-	ip link set "$1" netns "$PEER_NS"
-	ip -n "$PEER_NS" link set "$1" up
+	move_to_ns "$1" "$PEER_NS"
+}
+
+# move_to_ns DEV NS: move DEV into NS (created if needed), up and silent.
+move_to_ns() {
+	ip netns list | grep -qw "$2" || ip netns add "$2"
+	ip netns exec "$2" sysctl -qw net.ipv6.conf.all.disable_ipv6=1
+	ip netns exec "$2" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
+	ip link set "$1" netns "$2"
+	ip -n "$2" link set "$1" up
 }
 
 cleanup_peer() {
@@ -99,8 +108,14 @@ map_count() {
 		python3 -c 'import json,sys; print(len(json.load(sys.stdin)))'
 }
 
+# The entries of one pinned map, in a canonical order (a hash map dumps in
+# bucket order, which changes when an entry is deleted and added back).
 map_dump() {
-	bpftool map dump pinned "$PIN/$1/$2"
+	bpftool -j map dump pinned "$PIN/$1/$2" | python3 -c '
+import json, sys
+entries = json.load(sys.stdin)
+for e in sorted(entries, key=lambda e: json.dumps(e["key"])):
+    print(json.dumps(e, sort_keys=True))'
 }
 
 # nft_counter FAMILY TABLE CHAIN COMMENT [packets|bytes]: counter of the

@@ -1,16 +1,24 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Send crafted Ethernet/IPv4/TCP|UDP frames out of one interface.
+"""Send crafted Ethernet frames out of one interface.
 
 Raw AF_PACKET frames: no routing, no ARP, the frame on the wire is exactly
 the one described.  Used inside the test guest only.
 
-  sendframe.py DEV --dmac MAC --saddr A --daddr B [--proto tcp|udp]
-               [--sport N] [--dport N] [--count N] [--flags syn]
+  sendframe.py DEV --dmac MAC [--smac MAC] [--vlan ID]
+               [--saddr A --daddr B [--proto tcp|udp|icmp|N]
+                [--sport N] [--dport N] [--frag-offset N]]
+               [--ethertype 0xNNNN] [--count N]
+
+--saddr/--daddr take IPv4 or IPv6 addresses; without them the frame is a
+bare Ethernet header of --ethertype with a zero payload.
 """
 import argparse
+import ipaddress
 import socket
 import struct
+
+PROTOS = {"tcp": 6, "udp": 17, "icmp": 1, "icmpv6": 58}
 
 
 def csum(data):
@@ -26,51 +34,82 @@ def mac(s):
     return bytes(int(x, 16) for x in s.split(":"))
 
 
-def l4(args, saddr, daddr):
-    if args.proto == "tcp":
+def l4(args, proto, pseudo):
+    payload = b"x" * args.payload_len
+    if proto == 6:
         flags = 0x02 if args.flags == "syn" else 0x10
-        hdr = struct.pack("!HHIIBBHHH", args.sport, args.dport, 1, 0,
-                          5 << 4, flags, 65535, 0, 0)
-        proto = socket.IPPROTO_TCP
+        seg = struct.pack("!HHIIBBHHH", args.sport, args.dport, 1, 0,
+                          5 << 4, flags, 65535, 0, 0) + payload
+        off = 16
+    elif proto == 17:
+        seg = struct.pack("!HHHH", args.sport, args.dport,
+                          8 + len(payload), 0) + payload
+        off = 6
     else:
-        hdr = struct.pack("!HHHH", args.sport, args.dport, 8 + len(args.payload), 0)
-        proto = socket.IPPROTO_UDP
-    seg = hdr + args.payload
-    pseudo = saddr + daddr + struct.pack("!BBH", 0, proto, len(seg))
-    c = csum(pseudo + seg)
-    off = 16 if proto == socket.IPPROTO_TCP else 6
-    seg = seg[:off] + struct.pack("!H", c) + seg[off + 2:]
-    return proto, seg
+        return payload or b"\0" * 8
+    c = csum(pseudo(len(seg)) + seg)
+    return seg[:off] + struct.pack("!H", c) + seg[off + 2:]
+
+
+def ipv4(args, proto):
+    saddr = socket.inet_aton(args.saddr)
+    daddr = socket.inet_aton(args.daddr)
+    frag = args.frag_offset // 8
+    seg = l4(args, proto if frag == 0 else -1,
+             lambda n: saddr + daddr + struct.pack("!BBH", 0, proto, n))
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(seg), 1, frag, 64,
+                     proto, 0, saddr, daddr)
+    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+    return 0x0800, ip + seg
+
+
+def ipv6(args, proto):
+    saddr = socket.inet_pton(socket.AF_INET6, args.saddr)
+    daddr = socket.inet_pton(socket.AF_INET6, args.daddr)
+    seg = l4(args, proto, lambda n: saddr + daddr +
+             struct.pack("!IxxxB", n, proto))
+    ip = struct.pack("!IHBB16s16s", 6 << 28, len(seg), proto, 64,
+                     saddr, daddr)
+    return 0x86DD, ip + seg
 
 
 def frame(args, smac):
-    saddr = socket.inet_aton(args.saddr)
-    daddr = socket.inet_aton(args.daddr)
-    proto, seg = l4(args, saddr, daddr)
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(seg), 1, 0, 64,
-                     proto, 0, saddr, daddr)
-    ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
-    return mac(args.dmac) + smac + struct.pack("!H", 0x0800) + ip + seg
+    if args.saddr:
+        proto = PROTOS.get(args.proto)
+        proto = int(args.proto) if proto is None else proto
+        v6 = ipaddress.ip_address(args.saddr).version == 6
+        ethertype, body = (ipv6 if v6 else ipv4)(args, proto)
+    else:
+        ethertype, body = int(args.ethertype, 0), b"\0" * 46
+    if args.ethertype and args.saddr:
+        ethertype = int(args.ethertype, 0)
+    hdr = mac(args.dmac) + smac
+    if args.vlan is not None:
+        hdr += struct.pack("!HH", 0x8100, args.vlan)
+    return hdr + struct.pack("!H", ethertype) + body
 
 
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("dev")
     p.add_argument("--dmac", required=True)
-    p.add_argument("--saddr", required=True)
-    p.add_argument("--daddr", required=True)
-    p.add_argument("--proto", choices=("tcp", "udp"), default="tcp")
+    p.add_argument("--smac")
+    p.add_argument("--saddr")
+    p.add_argument("--daddr")
+    p.add_argument("--proto", default="tcp")
     p.add_argument("--sport", type=int, default=40000)
     p.add_argument("--dport", type=int, default=22)
     p.add_argument("--flags", choices=("syn", "ack"), default="syn")
+    p.add_argument("--frag-offset", type=int, default=0)
+    p.add_argument("--ethertype")
+    p.add_argument("--vlan", type=int)
     p.add_argument("--count", type=int, default=1)
     p.add_argument("--payload-len", type=int, default=0)
     args = p.parse_args()
-    args.payload = b"x" * args.payload_len
 
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((args.dev, 0))
-    smac = s.getsockname()[4][:6]
+    smac = mac(args.smac) if args.smac else s.getsockname()[4][:6]
     f = frame(args, smac)
     for _ in range(args.count):
         s.send(f)
