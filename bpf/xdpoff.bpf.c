@@ -58,10 +58,13 @@ _Static_assert(sizeof(struct xdpoff_fields) % sizeof(__u32) == 0,
 _Static_assert((XDPOFF_MAX_STAGES & (XDPOFF_MAX_STAGES - 1)) == 0,
 	       "XDPOFF_MAX_STAGES must be a power of two");
 
-#define VLAN_HLEN	4
 #define IP_OFFSET	0x1fff
 #define IP_MF		0x2000
 
+/*
+ * Ports as nf_tables loads them: the first four bytes of the transport
+ * header, which is all a port match needs.
+ */
 static __always_inline int parse_l4(void *l4, void *data_end, __u8 proto,
 				    struct xdpoff_fields *f)
 {
@@ -69,12 +72,8 @@ static __always_inline int parse_l4(void *l4, void *data_end, __u8 proto,
 
 	if (proto != IPPROTO_TCP && proto != IPPROTO_UDP)
 		return 0;
-	if (proto == IPPROTO_TCP) {
-		if (l4 + sizeof(struct tcphdr) > data_end)
-			return 0;
-	} else if ((void *)(uh + 1) > data_end) {
-		return 0;
-	}
+	if (l4 + 4 > data_end)
+		return l4 < data_end ? XDPOFF_U_L4 : 0;
 	f->sport = uh->source;
 	f->dport = uh->dest;
 	f->flags |= XDPOFF_F_L4;
@@ -83,8 +82,10 @@ static __always_inline int parse_l4(void *l4, void *data_end, __u8 proto,
 
 /*
  * IPv4 as nf_tables validates it at ingress: version, ihl >= 5, total
- * length within the frame and covering the header.  Non-first fragments
- * carry no transport header.
+ * length within the frame and covering the header.  Software still reads
+ * addresses and protocol out of a header that fails this, XDP cannot say
+ * what it finds there: XDPOFF_U_L3.  Non-first fragments carry no
+ * transport header.
  */
 static __always_inline int parse_ipv4(struct iphdr *iph, void *data_end,
 				      struct xdpoff_fields *f)
@@ -92,12 +93,12 @@ static __always_inline int parse_ipv4(struct iphdr *iph, void *data_end,
 	__u32 ihl, len;
 
 	if ((void *)(iph + 1) > data_end)
-		return 0;
+		return XDPOFF_U_L3;
 	ihl = iph->ihl * 4;
 	len = bpf_ntohs(iph->tot_len);
 	if (iph->version != 4 || ihl < sizeof(*iph) || len < ihl ||
 	    len > (__u64)(data_end - (void *)iph))
-		return 0;
+		return XDPOFF_U_L3;
 
 	f->flags |= XDPOFF_F_IPV4 | XDPOFF_F_PROTO;
 	f->ip_proto = iph->protocol;
@@ -108,11 +109,29 @@ static __always_inline int parse_ipv4(struct iphdr *iph, void *data_end,
 	return parse_l4((void *)iph + ihl, data_end, iph->protocol, f);
 }
 
+static __always_inline int ipv6_is_l4(__u8 nh)
+{
+	switch (nh) {
+	case IPPROTO_HOPOPTS:
+	case IPPROTO_ROUTING:
+	case IPPROTO_FRAGMENT:
+	case IPPROTO_ESP:
+	case IPPROTO_AH:
+	case IPPROTO_DSTOPTS:
+	case IPPROTO_MH:
+	case 139:	/* HIP */
+	case 140:	/* Shim6 */
+	case 253:	/* experimental */
+	case 254:
+		return 0;
+	}
+	return 1;
+}
+
 /*
- * IPv6 without extension headers: then the next header is the transport
- * protocol, as nf_tables' l4proto.  With extension headers only the
- * addresses are known here; rules on the protocol or ports leave such
- * frames to software.
+ * IPv6: without extension headers the next header is the transport
+ * protocol, nf_tables' l4proto; behind extension headers XDP does not
+ * look (XDPOFF_U_PROTO).
  */
 static __always_inline int parse_ipv6(struct ipv6hdr *ip6h, void *data_end,
 				      struct xdpoff_fields *f)
@@ -120,59 +139,91 @@ static __always_inline int parse_ipv6(struct ipv6hdr *ip6h, void *data_end,
 	__u8 nh;
 
 	if ((void *)(ip6h + 1) > data_end)
-		return 0;
+		return XDPOFF_U_L3;
 	if (ip6h->version != 6 ||
 	    bpf_ntohs(ip6h->payload_len) >
 	    (__u64)(data_end - (void *)(ip6h + 1)))
-		return 0;
+		return XDPOFF_U_L3;
 
 	f->flags |= XDPOFF_F_IPV6;
 	__builtin_memcpy(f->saddr, &ip6h->saddr, sizeof(f->saddr));
 	__builtin_memcpy(f->daddr, &ip6h->daddr, sizeof(f->daddr));
 	nh = ip6h->nexthdr;
-	switch (nh) {
-	case IPPROTO_TCP:
-	case IPPROTO_UDP:
-	case IPPROTO_ICMPV6:
-	case IPPROTO_SCTP:
-	case IPPROTO_UDPLITE:
-	case IPPROTO_GRE:
-	case IPPROTO_IPIP:
-	case IPPROTO_NONE:
-		break;
-	default:
-		return 0;	/* possibly an extension header */
-	}
+	if (!ipv6_is_l4(nh))
+		return XDPOFF_U_PROTO;
 	f->flags |= XDPOFF_F_PROTO;
 	f->ip_proto = nh;
 	return parse_l4(ip6h + 1, data_end, nh, f);
 }
 
-/* Fill @f from the frame; fields the frame does not carry stay zero. */
-static __always_inline int parse(struct xdp_md *ctx, struct xdpoff_fields *f)
+struct vlan_hdr {
+	__be16	tci;
+	__be16	encap_proto;
+};
+
+static __always_inline int is_tpid(__be16 proto)
+{
+	return proto == bpf_htons(ETH_P_8021Q) ||
+	       proto == bpf_htons(ETH_P_8021AD);
+}
+
+/*
+ * Fill @f from the frame; fields the frame does not carry stay zero.
+ * Returns the XDPOFF_U_* bits of what cannot be decided as software
+ * would, or -1 for a frame to leave alone.  The stack strips one VLAN
+ * tag before nf_tables runs, so the network header is parsed behind at
+ * most one tag, and the stack's protocol is then not the one at offset 12.
+ * A global function: the verifier checks it once, not once per caller
+ * state.
+ */
+__noinline int xdpoff_parse(struct xdp_md *ctx, struct xdpoff_fields *f)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
 	struct ethhdr *eth = data;
+	struct vlan_hdr *vh;
+	void *nh = eth + 1;
+	__be16 l3;
 
-	if ((void *)(eth + 1) > data_end)
+	if (!f || (void *)(eth + 1) > data_end)
 		return -1;
 	__builtin_memcpy(f->dmac, eth->h_dest, ETH_ALEN);
 	__builtin_memcpy(f->smac, eth->h_source, ETH_ALEN);
 	f->n_proto = eth->h_proto;
+	l3 = eth->h_proto;
 
-	switch (eth->h_proto) {
-	case bpf_htons(ETH_P_IP):
-		return parse_ipv4((void *)(eth + 1), data_end, f);
-	case bpf_htons(ETH_P_IPV6):
-		return parse_ipv6((void *)(eth + 1), data_end, f);
-	case bpf_htons(ETH_P_8021Q):
-	case bpf_htons(ETH_P_8021AD):
-		/* The stack strips the tag before nf_tables sees the frame. */
+	if (bpf_ntohs(l3) < ETH_P_802_3_MIN)
+		return XDPOFF_U_ETYPE;
+	if (is_tpid(l3)) {
+		vh = nh;
+		/* skb_vlan_untag() frees what is shorter than this. */
+		if ((void *)(vh + 1) + sizeof(__be16) > data_end)
+			return -1;
 		f->flags |= XDPOFF_F_VLAN;
-		return 0;
+		f->vlan_tci = vh->tci;
+		f->vlan_etype = vh->encap_proto;
+		l3 = vh->encap_proto;
+		nh = vh + 1;
+		if (is_tpid(l3)) {
+			vh = nh;
+			if ((void *)(vh + 1) > data_end)
+				return XDPOFF_U_ETYPE;
+			f->flags |= XDPOFF_F_CVLAN;
+			f->cvlan_tci = vh->tci;
+			f->cvlan_etype = vh->encap_proto;
+			return XDPOFF_U_ETYPE;
+		}
 	}
-	return 0;
+
+	switch (l3) {
+	case bpf_htons(ETH_P_IP):
+		return parse_ipv4(nh, data_end, f) |
+		       (f->flags & XDPOFF_F_VLAN ? XDPOFF_U_ETYPE : 0);
+	case bpf_htons(ETH_P_IPV6):
+		return parse_ipv6(nh, data_end, f) |
+		       (f->flags & XDPOFF_F_VLAN ? XDPOFF_U_ETYPE : 0);
+	}
+	return f->flags & XDPOFF_F_VLAN ? XDPOFF_U_ETYPE : 0;
 }
 
 static __always_inline void mask_fields(struct xdpoff_rule_key *key,
@@ -191,18 +242,21 @@ static __always_inline void mask_fields(struct xdpoff_rule_key *key,
 }
 
 /*
- * The best rule of each stage, as scalars: the verifier does not keep
- * pointers at variable stack offsets, and eight nullable pointers would
- * multiply its states.
+ * Per stage: the best rule, as scalars (the verifier does not keep
+ * pointers at variable stack offsets), and the earliest order a mask this
+ * frame could not be looked up in may hold (undetermined stage).
  */
 struct stage_best {
 	__u64	order[XDPOFF_MAX_STAGES];
+	__u64	unknown[XDPOFF_MAX_STAGES];
 	__u32	slot[XDPOFF_MAX_STAGES];
 	__u32	action[XDPOFF_MAX_STAGES];
 	__u32	ifindex[XDPOFF_MAX_STAGES];
 };
 
 #define NO_MATCH	(~0ULL)
+/* order >> 32: the stage's place (hook, priority, bind order). */
+#define STAGE_POS(order)	((order) >> 32)
 
 static __always_inline void count(__u32 slot, __u64 len, int consumed)
 {
@@ -222,15 +276,16 @@ static __always_inline void count(__u32 slot, __u64 len, int consumed)
 SEC("xdp")
 int xdpoff_xdp(struct xdp_md *ctx)
 {
-	__u64 len = ctx->data_end - ctx->data;
-	__u64 verdict_order = NO_MATCH;
+	__u64 verdict_order = NO_MATCH, undecided = NO_MATCH, len;
 	struct xdpoff_fields f = {};
 	struct xdpoff_rule_key key;
 	struct xdpoff_meta *meta;
 	struct stage_best best;
 	__u32 zero = 0, i, nr, v = 0;
+	int unknown;
 
-	if (parse(ctx, &f) < 0)
+	unknown = xdpoff_parse(ctx, &f);
+	if (unknown < 0)
 		return XDP_PASS;
 
 	meta = bpf_map_lookup_elem(&xdpoff_meta, &zero);
@@ -240,8 +295,10 @@ int xdpoff_xdp(struct xdp_md *ctx)
 	if (!nr)
 		return XDP_PASS;
 
-	for (i = 0; i < XDPOFF_MAX_STAGES; i++)
+	for (i = 0; i < XDPOFF_MAX_STAGES; i++) {
 		best.order[i] = NO_MATCH;
+		best.unknown[i] = NO_MATCH;
+	}
 
 	for (i = 0; i < XDPOFF_MAX_MASKS && i < nr; i++) {
 		struct xdpoff_rule_val *val;
@@ -252,6 +309,12 @@ int xdpoff_xdp(struct xdp_md *ctx)
 		m = bpf_map_lookup_elem(&xdpoff_masks, &slot);
 		if (!m || !m->active)
 			continue;
+		if (m->needs & unknown) {
+			st = m->stage & (XDPOFF_MAX_STAGES - 1);
+			if (m->min_order < best.unknown[st])
+				best.unknown[st] = m->min_order;
+			continue;
+		}
 		mask_fields(&key, &f, m);
 		val = bpf_map_lookup_elem(&xdpoff_rules, &key);
 		if (!val)
@@ -267,9 +330,15 @@ int xdpoff_xdp(struct xdp_md *ctx)
 
 	/*
 	 * Stages run in order: the earliest stage whose best rule is final
-	 * (drop, fwd) decides; accept ends only its own stage.
+	 * (drop, fwd) decides; accept ends only its own stage.  A stage where
+	 * a rule XDP could not evaluate may come first is undecided.
 	 */
 	for (i = 0; i < XDPOFF_MAX_STAGES; i++) {
+		if (best.unknown[i] < best.order[i]) {
+			if (best.unknown[i] < undecided)
+				undecided = best.unknown[i];
+			continue;
+		}
 		if (best.order[i] != NO_MATCH &&
 		    best.action[i] != XDPOFF_ACT_PASS &&
 		    best.order[i] < verdict_order) {
@@ -277,8 +346,17 @@ int xdpoff_xdp(struct xdp_md *ctx)
 			v = i;
 		}
 	}
+	if (undecided != NO_MATCH &&
+	    (verdict_order == NO_MATCH ||
+	     STAGE_POS(undecided) <= STAGE_POS(verdict_order)))
+		return XDP_PASS;
 
-	/* Count the rules software would have met on the way. */
+	/*
+	 * Count the rules software would have met on the way, in bytes from
+	 * the network header on, as the stack counts (one tag stripped).
+	 */
+	len = ctx->data_end - ctx->data - ETH_HLEN -
+	      (f.flags & XDPOFF_F_VLAN ? 4 : 0);
 	for (i = 0; i < XDPOFF_MAX_STAGES; i++)
 		if (best.order[i] != NO_MATCH && best.order[i] <= verdict_order)
 			count(best.slot[i], len, verdict_order != NO_MATCH);

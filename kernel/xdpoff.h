@@ -35,6 +35,8 @@ struct dentry;
 struct xdpoff_mask_slot {
 	struct xdpoff_fields	mask;
 	u32			stage;		/* a slot serves one stage */
+	u32			needs;		/* XDPOFF_U_* */
+	u64			min_order;	/* no rule of it is earlier */
 	u32			id;		/* slot + 1 */
 	u32			refcnt;		/* rules using it; 0: free */
 	bool			used_before;	/* reuse needs a grace period */
@@ -106,6 +108,9 @@ struct xdpoff_rule {
 struct xdpoff_match {
 	struct xdpoff_fields	key;
 	struct xdpoff_fields	mask;
+	__be16			l3_proto;	/* basic.n_proto of the rule */
+	__be16			l3_proto_mask;
+	u32			needs;		/* XDPOFF_U_* the mask depends on */
 	u32			action;
 	struct net_device	*fwd_dev;	/* FLOW_ACTION_REDIRECT target */
 	bool			never;		/* meta iif/iiftype of another device */
@@ -150,8 +155,8 @@ int xdpoff_map_update(struct bpf_map *map, const void *key,
 		      const void *value, u64 flags);
 int xdpoff_map_delete(struct bpf_map *map, const void *key);
 int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
-		    const struct xdpoff_fields *mask, u32 *slot,
-		    struct netlink_ext_ack *extack);
+		    const struct xdpoff_fields *mask, u32 needs, u64 order,
+		    u32 *slot, struct netlink_ext_ack *extack);
 void xdpoff_mask_put(struct xdpoff_dev *xdev, u32 slot);
 int xdpoff_stats_alloc(struct xdpoff_dev *xdev, u32 *slot);
 void xdpoff_stats_free(struct xdpoff_dev *xdev, u32 slot);

@@ -22,8 +22,6 @@ static const char * const xdpoff_key_unsupported[FLOW_DISSECTOR_KEY_MAX] = {
 	XDPOFF_KEY_MSG(PORTS_RANGE, "port ranges"),
 	XDPOFF_KEY_MSG(ICMP, "icmp type or code"),
 	XDPOFF_KEY_MSG(ARP, "arp"),
-	XDPOFF_KEY_MSG(VLAN, "vlan"),
-	XDPOFF_KEY_MSG(CVLAN, "inner vlan"),
 	XDPOFF_KEY_MSG(TCP, "tcp flags"),
 	XDPOFF_KEY_MSG(IP, "ip tos or ttl"),
 	XDPOFF_KEY_MSG(MPLS, "mpls"),
@@ -42,6 +40,8 @@ static const char * const xdpoff_key_unsupported[FLOW_DISSECTOR_KEY_MAX] = {
 	 BIT_ULL(FLOW_DISSECTOR_KEY_CONTROL) |			\
 	 BIT_ULL(FLOW_DISSECTOR_KEY_BASIC) |			\
 	 BIT_ULL(FLOW_DISSECTOR_KEY_ETH_ADDRS) |		\
+	 BIT_ULL(FLOW_DISSECTOR_KEY_VLAN) |			\
+	 BIT_ULL(FLOW_DISSECTOR_KEY_CVLAN) |			\
 	 BIT_ULL(FLOW_DISSECTOR_KEY_IPV4_ADDRS) |		\
 	 BIT_ULL(FLOW_DISSECTOR_KEY_IPV6_ADDRS) |		\
 	 BIT_ULL(FLOW_DISSECTOR_KEY_PORTS))
@@ -64,6 +64,92 @@ static void xdpoff_parse_meta(struct xdpoff_dev *xdev,
 	if ((match.key->ingress_iftype ^ xdev->netdev->type) &
 	    match.mask->ingress_iftype)
 		m->never = true;
+}
+
+/* Require key & mask bits of @flags in the frame's flags. */
+static void xdpoff_require(struct xdpoff_match *m, u8 flags)
+{
+	m->key.flags |= flags;
+	m->mask.flags |= flags;
+}
+
+/* A tag's TCI: nf_tables hands it over in host order (NETWORK2HOST). */
+static void xdpoff_tci(const struct flow_match_vlan *match, __be16 *k,
+		       __be16 *mk)
+{
+	*k = htons((__force u16)match->key->vlan_tci);
+	*mk = htons((__force u16)match->mask->vlan_tci);
+}
+
+/*
+ * VLAN keys in the flow dissector's convention (nft_flow_rule_transfer_vlan
+ * rewrites nf_tables' payload matches into it): vlan.vlan_tpid is the
+ * frame's EtherType (the outer TPID), cvlan.vlan_tpid the EtherType behind
+ * the outer tag (the inner TPID), and basic.n_proto the EtherType behind
+ * the last matched tag.  Map them onto the frame's layout.
+ */
+static int xdpoff_parse_vlan(const struct flow_rule *rule,
+			     struct xdpoff_match *m,
+			     struct netlink_ext_ack *extack)
+{
+	struct xdpoff_fields *k = &m->key, *mk = &m->mask;
+	struct flow_match_vlan vlan, cvlan;
+
+	if (!flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_VLAN)) {
+		if (flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_CVLAN)) {
+			NL_SET_ERR_MSG_MOD(extack,
+					   "match on inner vlan without outer vlan is not supported");
+			return -EOPNOTSUPP;
+		}
+		/*
+		 * The stack strips a tag before nf_tables reads the
+		 * protocol, XDP sees it: an EtherType match without a vlan
+		 * key takes untagged frames only.
+		 */
+		k->n_proto = m->l3_proto;
+		mk->n_proto = m->l3_proto_mask;
+		if (mk->n_proto) {
+			mk->flags |= XDPOFF_F_VLAN;
+			m->needs |= XDPOFF_U_ETYPE;
+		}
+		return 0;
+	}
+
+	flow_rule_match_vlan(rule, &vlan);
+	if (vlan.mask->vlan_eth_type) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "match on vlan eth_type is not supported");
+		return -EOPNOTSUPP;
+	}
+	if (vlan.mask->vlan_tpid != htons(0xffff)) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "match on vlan needs its ethertype (8021q or 8021ad)");
+		return -EOPNOTSUPP;
+	}
+	k->n_proto = vlan.key->vlan_tpid;
+	mk->n_proto = vlan.mask->vlan_tpid;
+	xdpoff_tci(&vlan, &k->vlan_tci, &mk->vlan_tci);
+	xdpoff_require(m, XDPOFF_F_VLAN);
+
+	if (!flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_CVLAN)) {
+		k->vlan_etype = m->l3_proto;
+		mk->vlan_etype = m->l3_proto_mask;
+		return 0;
+	}
+
+	flow_rule_match_cvlan(rule, &cvlan);
+	if (cvlan.mask->vlan_eth_type) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "match on inner vlan eth_type is not supported");
+		return -EOPNOTSUPP;
+	}
+	k->vlan_etype = cvlan.key->vlan_tpid;
+	mk->vlan_etype = cvlan.mask->vlan_tpid;
+	xdpoff_tci(&cvlan, &k->cvlan_tci, &mk->cvlan_tci);
+	k->cvlan_etype = m->l3_proto;
+	mk->cvlan_etype = m->l3_proto_mask;
+	xdpoff_require(m, XDPOFF_F_CVLAN);
+	return 0;
 }
 
 static void xdpoff_parse_addrs(const struct flow_rule *rule,
@@ -98,6 +184,7 @@ static int xdpoff_parse_keys(struct xdpoff_dev *xdev,
 	u64 unsupported = rule->match.dissector->used_keys &
 			  ~XDPOFF_KEYS_SUPPORTED;
 	struct xdpoff_fields *k = &m->key, *mk = &m->mask;
+	int err;
 
 	if (unsupported) {
 		int key = __ffs64(unsupported);
@@ -127,11 +214,15 @@ static int xdpoff_parse_keys(struct xdpoff_dev *xdev,
 		struct flow_match_basic match;
 
 		flow_rule_match_basic(rule, &match);
-		k->n_proto = match.key->n_proto;
-		mk->n_proto = match.mask->n_proto;
+		m->l3_proto = match.key->n_proto;
+		m->l3_proto_mask = match.mask->n_proto;
 		k->ip_proto = match.key->ip_proto;
 		mk->ip_proto = match.mask->ip_proto;
 	}
+
+	err = xdpoff_parse_vlan(rule, m, extack);
+	if (err)
+		return err;
 
 	if (flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_ETH_ADDRS)) {
 		struct flow_match_eth_addrs match;
@@ -171,13 +262,6 @@ static bool xdpoff_any(const void *p, size_t len)
 	return memchr_inv(p, 0, len) != NULL;
 }
 
-/* Require key & mask bits of @flags in the frame's flags. */
-static void xdpoff_require(struct xdpoff_match *m, u8 flags)
-{
-	m->key.flags |= flags;
-	m->mask.flags |= flags;
-}
-
 /*
  * The XDP parser fills the l3 fields only for a valid IPv4 or IPv6 header,
  * ip_proto only when it is the transport protocol (no IPv6 extension
@@ -193,26 +277,28 @@ static int xdpoff_check_deps(struct xdpoff_match *m,
 	bool addrs = xdpoff_any(mk->saddr, sizeof(mk->saddr)) ||
 		     xdpoff_any(mk->daddr, sizeof(mk->daddr));
 
-	/*
-	 * The stack strips a VLAN tag before nf_tables reads the EtherType;
-	 * XDP sees the tag.  EtherType matches take untagged frames only.
-	 */
-	if (mk->n_proto)
-		mk->flags |= XDPOFF_F_VLAN;
-
 	if (addrs) {
-		if (mk->n_proto != htons(0xffff) ||
-		    (k->n_proto != htons(ETH_P_IP) &&
-		     k->n_proto != htons(ETH_P_IPV6))) {
+		if (mk->cvlan_tci || mk->cvlan_etype) {
+			NL_SET_ERR_MSG_MOD(extack,
+					   "match on addresses behind two vlan tags is not supported");
+			return -EOPNOTSUPP;
+		}
+		if (m->l3_proto_mask != htons(0xffff) ||
+		    (m->l3_proto != htons(ETH_P_IP) &&
+		     m->l3_proto != htons(ETH_P_IPV6))) {
 			NL_SET_ERR_MSG_MOD(extack,
 					   "match on addresses needs the protocol (ip or ip6)");
 			return -EOPNOTSUPP;
 		}
-		xdpoff_require(m, k->n_proto == htons(ETH_P_IP) ?
+		xdpoff_require(m, m->l3_proto == htons(ETH_P_IP) ?
 				  XDPOFF_F_IPV4 : XDPOFF_F_IPV6);
+		m->needs |= XDPOFF_U_L3;
 	}
-	if (mk->ip_proto)
+	/* ip protocol reads the header, meta l4proto needs it valid: same key */
+	if (mk->ip_proto) {
 		xdpoff_require(m, XDPOFF_F_PROTO);
+		m->needs |= XDPOFF_U_L3 | XDPOFF_U_PROTO;
+	}
 	if (mk->sport || mk->dport) {
 		if (mk->ip_proto != 0xff ||
 		    (k->ip_proto != IPPROTO_TCP && k->ip_proto != IPPROTO_UDP)) {
@@ -221,6 +307,7 @@ static int xdpoff_check_deps(struct xdpoff_match *m,
 			return -EOPNOTSUPP;
 		}
 		xdpoff_require(m, XDPOFF_F_L4);
+		m->needs |= XDPOFF_U_L4;
 	}
 	return 0;
 }
@@ -316,8 +403,9 @@ static void xdpoff_key_rules(struct xdpoff_dev *xdev,
 
 /*
  * Where the rule runs in software: nft hooks after tc (bit 63), then chain
- * priority, then the order the chains were bound (equal priorities run in
- * registration order), then the rule's position.  Offloaded chains only
+ * priority, then bind order among equal priorities (nf_hook_entries_grow()
+ * puts a new hook before those of the same priority: the chain bound last
+ * runs first), then the rule's position.  Offloaded chains only
  * append (nf_tables refuses insert and replace), so the rule handle is the
  * position, and it survives a DESTROY/REPLACE round trip of an aborted
  * transaction.  The cookie of an nf_tables rule is its struct nft_rule.
@@ -328,7 +416,8 @@ static u64 xdpoff_rule_order(struct xdpoff_block *blk,
 	const struct nft_rule *rule = (const struct nft_rule *)f->cookie;
 
 	return BIT_ULL(63) | (u64)(f->common.prio & 0xffff) << 47 |
-	       (u64)(blk->seq & 0x7fff) << 32 | lower_32_bits(rule->handle);
+	       (u64)(0x7fff - (blk->seq & 0x7fff)) << 32 |
+	       lower_32_bits(rule->handle);
 }
 
 /* fwd to DEV: DEV must take XDP frames, so it must run xdpoff too. */
@@ -420,7 +509,8 @@ static int xdpoff_rule_add(struct xdpoff_block *blk,
 	if (r->never)
 		goto out_add;
 
-	err = xdpoff_mask_get(xdev, blk->stage, &m.mask, &r->mask_slot, extack);
+	err = xdpoff_mask_get(xdev, blk->stage, &m.mask, m.needs, r->val.order,
+			      &r->mask_slot, extack);
 	if (err)
 		goto err_unfwd;
 	r->key.mask_id = xdev->mask_slots[r->mask_slot].id;
@@ -484,9 +574,8 @@ out_free:
 /*
  * Report what XDP consumed since the last report (nf_tables adds it to the
  * rule's counter).  Frames XDP passed up meet the software rule, which
- * counts them itself.  XDP counts whole frames; the stack counts from the
- * network header (skb->len at ingress), so the Ethernet header is taken
- * off.
+ * counts them itself.  XDP counts bytes as the stack does, from the
+ * network header on (skb->len at ingress).
  */
 static void xdpoff_rule_stats(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
 			      struct flow_cls_offload *f)
@@ -499,7 +588,7 @@ static void xdpoff_rule_stats(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
 
 	xdpoff_stats_read(xdev, r->val.stats_slot, &st);
 	pkts = st.consumed_packets - r->reported_pkts;
-	bytes = st.consumed_bytes - r->reported_bytes - pkts * ETH_HLEN;
+	bytes = st.consumed_bytes - r->reported_bytes;
 	flow_stats_update(&f->stats, bytes, pkts, 0, 0,
 			  FLOW_ACTION_HW_STATS_DELAYED);
 	r->reported_pkts = st.consumed_packets;

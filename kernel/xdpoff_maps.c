@@ -99,12 +99,15 @@ static int xdpoff_meta_write(struct xdpoff_dev *xdev)
 static int xdpoff_mask_write(struct xdpoff_dev *xdev, u32 slot, bool active)
 {
 	struct xdpoff_mask_slot *ms = &xdev->mask_slots[slot];
-	struct xdpoff_mask m = {
-		.mask	= ms->mask,
-		.id	= ms->id,
-		.active	= active,
-	};
+	struct xdpoff_mask m;
 
+	memset(&m, 0, sizeof(m));
+	m.mask = ms->mask;
+	m.id = ms->id;
+	m.active = active;
+	m.needs = ms->needs;
+	m.stage = ms->stage;
+	m.min_order = ms->min_order;
 	return xdpoff_map_update(xdev->masks, &slot, &m, BPF_ANY);
 }
 
@@ -123,8 +126,8 @@ static int xdpoff_mask_clear(struct xdpoff_dev *xdev, u32 slot)
  * earlier may still be read by frames in flight: reuse waits a grace period.
  */
 int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
-		    const struct xdpoff_fields *mask, u32 *slot,
-		    struct netlink_ext_ack *extack)
+		    const struct xdpoff_fields *mask, u32 needs, u64 order,
+		    u32 *slot, struct netlink_ext_ack *extack)
 {
 	struct xdpoff_mask_slot *ms;
 	int free = -1, err;
@@ -137,8 +140,19 @@ int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
 				free = i;
 			continue;
 		}
-		if (ms->stage == stage &&
+		if (ms->stage == stage && ms->needs == needs &&
 		    !memcmp(&ms->mask, mask, sizeof(*mask))) {
+			/*
+			 * min_order only goes down while the slot lives: a
+			 * stale, earlier bound only makes XDP leave more
+			 * frames to software.
+			 */
+			if (order < ms->min_order) {
+				ms->min_order = order;
+				err = xdpoff_mask_write(xdev, i, true);
+				if (err)
+					goto err_msg;
+			}
 			ms->refcnt++;
 			*slot = i;
 			return 0;
@@ -154,6 +168,8 @@ int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
 		synchronize_rcu();
 	ms->mask = *mask;
 	ms->stage = stage;
+	ms->needs = needs;
+	ms->min_order = order;
 	/* Deterministic, so a failed batch leaves the maps as they were. */
 	ms->id = free + 1;
 	err = xdpoff_mask_write(xdev, free, false);

@@ -884,6 +884,10 @@ static void format_match(const struct rule *r, char *out, size_t size)
 	} else {
 		sb_u16(&b, "ether", "type", v->n_proto, m->n_proto, true);
 	}
+	sb_u16(&b, "vlan", "tci", v->vlan_tci, m->vlan_tci, true);
+	sb_u16(&b, "vlan", "type", v->vlan_etype, m->vlan_etype, true);
+	sb_u16(&b, "cvlan", "tci", v->cvlan_tci, m->cvlan_tci, true);
+	sb_u16(&b, "cvlan", "type", v->cvlan_etype, m->cvlan_etype, true);
 	sb_ip(&b, "saddr", family, v->saddr, m->saddr);
 	sb_ip(&b, "daddr", family, v->daddr, m->daddr);
 	if (m->ip_proto && !(l4_named && ports)) {
@@ -1052,6 +1056,10 @@ static void print_match_json(const struct rule *r)
 	json_mac(&first, "smac", v->smac, m->smac);
 	json_mac(&first, "dmac", v->dmac, m->dmac);
 	json_num(&first, "n_proto", ntohs(v->n_proto), ntohs(m->n_proto), 0xffff);
+	json_num(&first, "vlan_tci", ntohs(v->vlan_tci), ntohs(m->vlan_tci), 0xffff);
+	json_num(&first, "vlan_etype", ntohs(v->vlan_etype), ntohs(m->vlan_etype), 0xffff);
+	json_num(&first, "cvlan_tci", ntohs(v->cvlan_tci), ntohs(m->cvlan_tci), 0xffff);
+	json_num(&first, "cvlan_etype", ntohs(v->cvlan_etype), ntohs(m->cvlan_etype), 0xffff);
 	json_ip(&first, "saddr", rule_family(v), v->saddr, m->saddr);
 	json_ip(&first, "daddr", rule_family(v), v->daddr, m->daddr);
 	json_num(&first, "ip_proto", v->ip_proto, m->ip_proto, 0xff);

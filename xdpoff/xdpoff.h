@@ -44,7 +44,20 @@
 #define XDPOFF_F_IPV6		(1U << 1)	/* valid IPv6 header */
 #define XDPOFF_F_PROTO		(1U << 2)	/* ip_proto is the l4 protocol */
 #define XDPOFF_F_L4		(1U << 3)	/* TCP/UDP ports present */
-#define XDPOFF_F_VLAN		(1U << 4)	/* the frame carries a VLAN tag */
+#define XDPOFF_F_VLAN		(1U << 4)	/* one VLAN tag or more */
+#define XDPOFF_F_CVLAN		(1U << 5)	/* two VLAN tags or more */
+
+/*
+ * What the parser cannot decide the way software would, for one frame.
+ * A mask that depends on it (xdpoff_mask.needs) cannot be looked up for
+ * that frame: its stage is undetermined, and a final verdict after it is
+ * not taken in XDP.
+ */
+#define XDPOFF_U_ETYPE		(1U << 0)	/* tagged or 802.3: the stack's
+						 * protocol differs from offset 12 */
+#define XDPOFF_U_L3		(1U << 1)	/* IP EtherType, invalid header */
+#define XDPOFF_U_PROTO		(1U << 2)	/* IPv6 extension headers */
+#define XDPOFF_U_L4		(1U << 3)	/* transport header cut short */
 
 /*
  * The frame fields a rule can match on.  Every byte is significant to the
@@ -54,9 +67,14 @@
 struct xdpoff_fields {
 	__u8	dmac[6];
 	__u8	smac[6];
-	__be16	n_proto;	/* EtherType (of the frame, tags not skipped) */
+	__be16	n_proto;	/* EtherType at offset 12: the TPID if tagged */
+	__be16	vlan_tci;	/* outer tag */
+	__be16	vlan_etype;	/* EtherType after the outer tag */
+	__be16	cvlan_tci;	/* inner tag, when vlan_etype is a TPID */
+	__be16	cvlan_etype;	/* EtherType after the inner tag */
 	__u8	ip_proto;	/* IPv4 protocol / IPv6 next header */
 	__u8	flags;		/* XDPOFF_F_* */
+	/* IPv4/IPv6 of an untagged or single-tagged frame */
 	__be32	saddr[4];	/* IPv4 in saddr[0], or IPv6 */
 	__be32	daddr[4];
 	__be16	sport;
@@ -95,6 +113,10 @@ struct xdpoff_mask {
 	struct xdpoff_fields	mask;
 	__u32			id;	/* rules hash key.mask_id */
 	__u32			active;	/* 0: skip the slot */
+	__u32			needs;	/* XDPOFF_U_* the mask depends on */
+	__u32			stage;	/* the stage of its rules */
+	__u32			pad;
+	__u64			min_order; /* no rule of the mask is earlier */
 };
 
 /* Single entry (key 0) of the meta array. */

@@ -5,7 +5,8 @@
 Raw AF_PACKET frames: no routing, no ARP, the frame on the wire is exactly
 the one described.  Used inside the test guest only.
 
-  sendframe.py DEV --dmac MAC [--smac MAC] [--vlan ID]
+  sendframe.py DEV --dmac MAC [--smac MAC] [--vlan ID [--vlan-pcp N]
+               [--vlan-tpid 0x88a8] [--cvlan ID]]
                [--saddr A --daddr B [--proto tcp|udp|icmp|N]
                 [--sport N] [--dport N] [--frag-offset N]]
                [--ethertype 0xNNNN] [--count N]
@@ -85,7 +86,10 @@ def frame(args, smac):
         ethertype = int(args.ethertype, 0)
     hdr = mac(args.dmac) + smac
     if args.vlan is not None:
-        hdr += struct.pack("!HH", 0x8100, args.vlan)
+        hdr += struct.pack("!HH", int(args.vlan_tpid, 0),
+                           args.vlan_pcp << 13 | args.vlan)
+    if args.cvlan is not None:
+        hdr += struct.pack("!HH", 0x8100, args.cvlan)
     return hdr + struct.pack("!H", ethertype) + body
 
 
@@ -102,7 +106,10 @@ def main():
     p.add_argument("--flags", choices=("syn", "ack"), default="syn")
     p.add_argument("--frag-offset", type=int, default=0)
     p.add_argument("--ethertype")
-    p.add_argument("--vlan", type=int)
+    p.add_argument("--vlan", type=int, help="outer tag's VLAN id")
+    p.add_argument("--vlan-pcp", type=int, default=0)
+    p.add_argument("--vlan-tpid", default="0x8100")
+    p.add_argument("--cvlan", type=int, help="inner tag (802.1Q)")
     p.add_argument("--count", type=int, default=1)
     p.add_argument("--payload-len", type=int, default=0)
     args = p.parse_args()
