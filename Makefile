@@ -83,10 +83,14 @@ demo: all vm
 check: all vm
 	$(Q)$(ROOT)/tests/check
 
+# QUICK=1: a short run (see tests/bench/run); results in build/bench/.
+bench: all vm
+	$(Q)$(ROOT)/tests/bench/run $(if $(filter 1,$(QUICK)),--quick)
+
 clean:
 	$(Q)rm -rf $(BUILD)/kernel $(BPF_OBJ) $(SKEL) $(CLI)
 
 distclean:
 	$(Q)rm -rf $(BUILD)
 
-.PHONY: all deps vm demo check clean distclean
+.PHONY: all deps vm demo check bench clean distclean

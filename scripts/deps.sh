@@ -16,6 +16,9 @@ PACKAGES=(
 	qemu-system-x86 busybox-static kmod cpio xz-utils zstd
 	# used inside the guest
 	nftables iproute2 ethtool python3 util-linux procps
+	# make bench: plots on the host; perf inside the guest (linux-perf's
+	# perf_6.1 matches the guest kernel)
+	gnuplot-nox linux-perf
 )
 
 missing=()

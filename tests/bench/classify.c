@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tests/bench/classify: cost of the xdpoff classifier per frame, measured
+ * with BPF_PROG_TEST_RUN.  Runs INSIDE THE TEST GUEST ONLY (tests/bench/
+ * guest.sh calls it): it loads the XDP program into the running kernel,
+ * without attaching it to any device.
+ *
+ * Usage: classify [--repeat R] [--runs K] RULES:MASKS...
+ *
+ * For each RULES:MASKS it loads a fresh copy of the program (rules and
+ * stats maps sized max(RULES, XDPOFF_DEFAULT_MAX_RULES), as `xdpoff attach
+ * --max-rules` would), fills the maps the way the module does, and times
+ * K runs of R repetitions on one 64-byte UDP frame.  One line per run:
+ *
+ *   classify rules=N masks=M repeat=R ns=X retval=1
+ *
+ * The maps, as kernel/xdpoff_maps.c and kernel/xdpoff_flower.c write them:
+ *  - mask slot i (0..M-1): active, id i+1; matches EtherType IPv4, the
+ *    flags the parser sets (IPv4, protocol, ports; no VLAN tag), protocol
+ *    UDP, ip daddr /32, udp dport, and ip saddr/i: M distinct masks.
+ *  - rule j (0..N-2) in slot j % M, ip daddr 10.0.0.0 + j: never matches
+ *    the frame; rule N-1, the last in order, in slot M-1: matches it.
+ *  - xdpoff_meta.nr_masks = M.
+ * The program looks every active mask up (it keeps the earliest match, so
+ * it cannot stop at the first), hence every one of the M masks costs a
+ * lookup, and the verdict comes from the last rule: XDP_DROP (retval 1),
+ * checked.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "xdpoff/xdpoff.h"
+#include "xdpoff.skel.h"
+#include "frame.h"
+
+#define SADDR	BENCH_SADDR
+#define DADDR	BENCH_DADDR
+#define PORT	BENCH_PORT
+
+static const __u8 dmac[ETH_ALEN] = { 0x52, 0x54, 0, 0, 0, 0x01 };	/* eth1 */
+
+static __be32 prefix(int len)
+{
+	return len ? htonl(~0U << (32 - len)) : 0;
+}
+
+static void mask_of_slot(struct xdpoff_fields *m, int slot)
+{
+	memset(m, 0, sizeof(*m));
+	m->n_proto = htons(0xffff);
+	m->ip_proto = 0xff;
+	m->flags = XDPOFF_F_IPV4 | XDPOFF_F_PROTO | XDPOFF_F_L4 |
+		   XDPOFF_F_VLAN;
+	m->saddr[0] = prefix(slot);
+	m->daddr[0] = prefix(32);
+	m->dport = htons(0xffff);
+}
+
+static void fields_and(struct xdpoff_fields *out,
+		       const struct xdpoff_fields *a,
+		       const struct xdpoff_fields *b)
+{
+	const __u8 *pa = (const void *)a, *pb = (const void *)b;
+	__u8 *po = (void *)out;
+	size_t i;
+
+	for (i = 0; i < sizeof(*out); i++)
+		po[i] = pa[i] & pb[i];
+}
+
+static int fill(struct xdpoff_bpf *skel, unsigned int rules,
+		unsigned int masks)
+{
+	int rules_fd = bpf_map__fd(skel->maps.xdpoff_rules);
+	int masks_fd = bpf_map__fd(skel->maps.xdpoff_masks);
+	int meta_fd = bpf_map__fd(skel->maps.xdpoff_meta);
+	struct xdpoff_meta meta = { .nr_masks = masks };
+	struct xdpoff_fields frame = {}, mask[XDPOFF_MAX_MASKS];
+	unsigned int i, j, zero = 0;
+
+	/* What the XDP parser extracts from make_frame()'s frame. */
+	memcpy(frame.dmac, dmac, ETH_ALEN);
+	memcpy(frame.smac, bench_smac, ETH_ALEN);
+	frame.n_proto = htons(ETH_P_IP);
+	frame.ip_proto = IPPROTO_UDP;
+	frame.flags = XDPOFF_F_IPV4 | XDPOFF_F_PROTO | XDPOFF_F_L4;
+	frame.saddr[0] = htonl(SADDR);
+	frame.daddr[0] = htonl(DADDR);
+	frame.sport = htons(PORT);
+	frame.dport = htons(PORT);
+
+	/* Masks first, inactive, then the rules, then activate: the
+	 * module's order (no frame runs here anyway).
+	 */
+	for (i = 0; i < masks; i++) {
+		struct xdpoff_mask m = { .id = i + 1, .active = 0 };
+
+		mask_of_slot(&mask[i], i);
+		m.mask = mask[i];
+		if (bpf_map_update_elem(masks_fd, &i, &m, BPF_ANY))
+			return -errno;
+	}
+	if (bpf_map_update_elem(meta_fd, &zero, &meta, BPF_ANY))
+		return -errno;
+
+	for (j = 0; j < rules; j++) {
+		unsigned int slot = j == rules - 1 ? masks - 1 : j % masks;
+		struct xdpoff_rule_key key = { .mask_id = slot + 1 };
+		struct xdpoff_rule_val val = {
+			/* as xdpoff_rule_order(): nft, prio 10, handle j+1 */
+			.order = 1ULL << 63 | 10ULL << 47 | (j + 1),
+			.stats_slot = j,
+			.action = XDPOFF_ACT_DROP,
+		};
+		struct xdpoff_fields f = frame;
+
+		if (j != rules - 1)
+			f.daddr[0] = htonl(0x0a000000 + j);
+		fields_and(&key.fields, &f, &mask[slot]);
+		if (bpf_map_update_elem(rules_fd, &key, &val, BPF_NOEXIST)) {
+			fprintf(stderr, "classify: rule %u: %s\n", j,
+				strerror(errno));
+			return -errno;
+		}
+	}
+
+	for (i = 0; i < masks; i++) {
+		struct xdpoff_mask m = { .mask = mask[i], .id = i + 1,
+					 .active = 1 };
+
+		if (bpf_map_update_elem(masks_fd, &i, &m, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+static int bench(unsigned int rules, unsigned int masks, unsigned int repeat,
+		 int runs)
+{
+	unsigned int cap = rules > XDPOFF_DEFAULT_MAX_RULES ?
+			   rules : XDPOFF_DEFAULT_MAX_RULES;
+	struct xdpoff_bpf *skel;
+	__u8 frame[BENCH_FRAME_LEN];
+	int err, i;
+
+	bench_frame(frame, dmac);
+	skel = xdpoff_bpf__open();
+	if (!skel) {
+		fprintf(stderr, "classify: open: %s\n", strerror(errno));
+		return -1;
+	}
+	err = bpf_map__set_max_entries(skel->maps.xdpoff_rules, cap);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.xdpoff_stats, cap);
+	if (!err)
+		err = xdpoff_bpf__load(skel);
+	if (err) {
+		fprintf(stderr, "classify: load: %s\n", strerror(-err));
+		goto out;
+	}
+	err = fill(skel, rules, masks);
+	if (err) {
+		fprintf(stderr, "classify: filling the maps: %s\n",
+			strerror(-err));
+		goto out;
+	}
+
+	for (i = 0; i < runs; i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, opts,
+			    .data_in = frame,
+			    .data_size_in = sizeof(frame),
+			    .repeat = repeat);
+
+		err = bpf_prog_test_run_opts(
+			bpf_program__fd(skel->progs.xdpoff_xdp), &opts);
+		if (err) {
+			fprintf(stderr, "classify: test run: %s\n",
+				strerror(errno));
+			goto out;
+		}
+		printf("classify rules=%u masks=%u repeat=%u ns=%u retval=%u\n",
+		       rules, masks, repeat, opts.duration, opts.retval);
+		fflush(stdout);
+		if (opts.retval != XDP_DROP) {
+			fprintf(stderr, "classify: rules=%u masks=%u: verdict %u, expected XDP_DROP\n",
+				rules, masks, opts.retval);
+			err = -1;
+			goto out;
+		}
+	}
+out:
+	xdpoff_bpf__destroy(skel);
+	return err ? -1 : 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: classify [--repeat R] [--runs K] RULES:MASKS...\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int repeat = 1000000, rules, masks;
+	int runs = 3, i, fails = 0;
+
+	for (i = 1; i < argc && !strncmp(argv[i], "--", 2); i++) {
+		if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
+			repeat = strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
+			runs = atoi(argv[++i]);
+		else
+			usage();
+	}
+	if (i == argc || !repeat || runs < 1)
+		usage();
+	if (!bench_in_guest()) {
+		fprintf(stderr, "classify: runs inside the test guest only (tests/vm/run)\n");
+		return 1;
+	}
+	for (; i < argc; i++) {
+		if (sscanf(argv[i], "%u:%u", &rules, &masks) != 2 || !rules ||
+		    !masks || masks > XDPOFF_MAX_MASKS || masks > rules)
+			usage();
+		if (bench(rules, masks, repeat, runs))
+			fails++;
+	}
+	return fails ? 1 : 0;
+}

@@ -1,0 +1,568 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tests/bench/guest.sh - the in-guest half of `make bench`.  Run by
+# tests/bench/run through tests/vm/run, as root INSIDE THE TEST GUEST; it
+# refuses to run anywhere else.  It prints one "@bench key=value ..." line
+# per measurement (the host side turns them into tables and plots), "# "
+# lines for people, "@mark ID" lines at the edges of each virtio window
+# (tests/bench/run samples QEMU's vCPU threads then), and exits non-zero
+# if a mode produced no number.
+#
+# --smoke (about a minute in the guest: every mode once, briefly, smaller
+# rulesets) can also run from a test inside an existing guest, once the
+# host ran `tests/bench/run --build`; its only assertion is its exit
+# status: 0 when every mode produced a number.
+#
+# Usage: guest.sh [--quick | --smoke] [--reps N] [--dur SECONDS] [--no-perf]
+#                 [--sections virtio,netif,classify] [--modes LIST]
+#
+# The rig: 2 vCPUs under TCG.  vCPU 0 takes eth1's receive interrupt and
+# nothing else we can steer away from it (every other IRQ, this script and
+# the commands it runs are on vCPU 1); pktgen transmits from vCPU 1.  Modes
+# are measured round-robin (rep 1 of every mode, then rep 2, ...) so that
+# a slow patch of the host (other guests share its 2 cores) smears over
+# all modes instead of hitting one; the host side takes medians.
+#
+# Sections (sec= of the output lines):
+#   virtio    pktgen 64-byte UDP eth0 -> eth1 through QEMU's virtio path:
+#             frames/s at eth1, vCPU 0 busy time per frame (/proc/stat),
+#             modes limit (bare XDP_DROP), xdpoff-1, xdpoff-1k (1,000 rules,
+#             1 mask), xdpoff-10k8m (10,000 rules, 8 masks), xdpoff-generic
+#             (the xdpoff program in generic mode), nft-sw, tc-sw, none
+#   bpfstats  same traffic, a second window with kernel.bpf_stats_enabled=1:
+#             the XDP program's run_time_ns / run_cnt, and vCPU 0 per frame
+#   perf      (not with --quick/--smoke) perf record on vCPU 0 during one
+#             more window per mode in the last repetition: where the
+#             receiving CPU's time goes, by area (perf-areas.awk)
+#   classify  BPF_PROG_TEST_RUN of the xdpoff program (tests/bench/classify)
+#   netif     pktgen xmit_mode netif_receive into eth1 (no virtio leg):
+#             frames/s through the software paths (nft, tc, none).  Not
+#             generic XDP: pktgen holds a reference to the skb it injects,
+#             generic XDP must expand its headroom (pktgen leaves 16 bytes,
+#             XDP wants 256) and pskb_expand_head() BUGs on a shared skb,
+#             whatever the burst (6.1).  xdpoff in generic mode is measured
+#             on the virtio path instead (mode xdpoff-generic).
+#   commit    wall time of one `nft -f` of 1,000 / 10,000 rules, with and
+#             without flags offload
+set -u
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$HERE/../lib/lib.sh"
+BENCH_BUILD=$BUILD/bench
+CLASSIFY=$BENCH_BUILD/classify
+DROP_OBJ=$BENCH_BUILD/xdp_drop.bpf.o
+
+RX=eth1
+TX=eth0
+RX_CPU=0		# eth1's interrupt, NAPI and the software paths
+GEN_CPU=1		# pktgen (virtio path), this script, everything else
+SADDR=198.18.0.1	# RFC 2544 benchmarking range, never routed
+DADDR=198.18.0.2
+PORT=9
+WORK=/tmp/xdpoff-bench
+
+MODE=full
+REPS=3
+DUR=4			# seconds per measurement window
+WARM=1			# seconds of traffic before a window opens
+CLS_REPEAT=1000000	# BPF_PROG_TEST_RUN repetitions per run
+CLS_RUNS=3
+PERF=1
+BIG1=1000		# rules of xdpoff-1k (1 mask)
+BIG2=10000		# rules of xdpoff-10k8m (8 masks)
+SECTIONS=virtio,netif,classify
+ONLY_MODES=		# comma-separated filter of modes (development)
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) MODE=quick; REPS=2; DUR=2; CLS_REPEAT=200000; CLS_RUNS=2
+		 PERF=0 ;;
+	--smoke) MODE=smoke; REPS=1; DUR=0.5; WARM=0.2; CLS_REPEAT=1000
+		 CLS_RUNS=1; PERF=0; BIG1=100; BIG2=200 ;;
+	--reps) REPS=$2; shift ;;
+	--dur) DUR=$2; shift ;;
+	--no-perf) PERF=0 ;;
+	--sections) SECTIONS=$2; shift ;;
+	--modes) ONLY_MODES=$2; shift ;;
+	*) echo "usage: $0 [--quick|--smoke] [--reps N] [--dur S] [--no-perf] [--sections LIST] [--modes LIST]" >&2
+	   exit 2 ;;
+	esac
+	shift
+done
+
+if [ "${XDPOFF_VM:-}" != 1 ] || [ ! -d /run/xdpoff-vm ]; then
+	echo "guest.sh: runs inside the test guest only (tests/bench/run)" >&2
+	exit 2
+fi
+
+say() { echo "# $*"; }
+emit() { echo "@bench $*"; }
+die() { echo "guest.sh: $*" >&2; exit 1; }
+now_ns() { date +%s%N; }
+
+missing=0
+# result NAME VALUE: an empty or non-numeric value is a missing number.
+check_num() {
+	case $2 in
+	''|*[!0-9.]*) echo "guest.sh: no number for $1" >&2
+		      missing=$((missing + 1)) ;;
+	esac
+}
+
+# modes LIST...: LIST less what --modes leaves out.
+modes() {
+	local m
+	for m in "$@"; do
+		case ,${ONLY_MODES:-$m}, in
+		*,$m,*) echo "$m" ;;
+		esac
+	done
+}
+
+# ---- the rig ---------------------------------------------------------------
+
+# IRQ numbers of DEV's virtio queues of KIND (input, output, config).
+dev_irqs() {
+	local v
+	v=$(basename "$(readlink -f "/sys/class/net/$1/device")")
+	awk -v pfx="$v-$2" '$NF ~ "^" pfx { sub(":", "", $1); print $1 }' \
+		/proc/interrupts
+}
+
+pin_rig() {
+	local irq f
+	taskset -pc $GEN_CPU $$ >/dev/null
+	echo $((1 << GEN_CPU)) > /proc/irq/default_smp_affinity
+	for f in /proc/irq/[0-9]*/smp_affinity; do
+		echo $((1 << GEN_CPU)) > "$f" 2>/dev/null
+	done
+	RX_IRQ=$(dev_irqs $RX input)
+	[ -n "$RX_IRQ" ] || die "no virtio input interrupt for $RX"
+	for irq in $RX_IRQ; do
+		echo $((1 << RX_CPU)) > /proc/irq/$irq/smp_affinity ||
+			die "cannot pin IRQ $irq"
+	done
+	say "rig: $RX input IRQ $RX_IRQ on vCPU $RX_CPU; pktgen, other IRQs and this script on vCPU $GEN_CPU"
+}
+
+CLK_TCK=$(getconf CLK_TCK)
+
+# mark ID: "@mark ID" on the console, at once (fd 3 is the script's
+# stdout, also inside $(...)).  tests/bench/run, reading the console on the
+# host, samples the CPU time QEMU's vCPU threads have used when it sees
+# one: what the vCPU really executed, whatever the host's scheduler did.
+exec 3>&1
+mark() {
+	echo "@mark $1" >&3
+}
+
+# snap ID: S_T (us), S_RX (eth1 rx_packets), S_IDLE and S_BUSY (vCPU
+# RX_CPU idle+iowait and busy, in USER_HZ ticks), then mark ID, then
+# S_DROPS (eth1 XDP drops, ethtool: a fork, after the clock).  Builtins
+# only between the clock and the mark: a fork costs milliseconds under TCG.
+snap() {
+	local name user nice system idle iowait irq softirq steal rest
+	S_T=${EPOCHREALTIME/./}
+	read -r S_RX < /sys/class/net/$RX/statistics/rx_packets
+	while read -r name user nice system idle iowait irq softirq steal rest; do
+		if [ "$name" = "cpu$RX_CPU" ]; then
+			S_IDLE=$((idle + iowait))
+			S_BUSY=$((user + nice + system + irq + softirq + steal))
+			break
+		fi
+	done < /proc/stat
+	mark "$1"
+	S_DROPS=$(xdp_drops $RX)
+}
+
+# window SECONDS ID: measure one window; prints "secs frames rate cpu_ns
+# busy_pct xdp_frac tick_ns mark=ID"; marks ID.a and ID.b around it.
+#
+# The receiving vCPU's busy time is the window less its idle time: with
+# NO_HZ, /proc/stat's idle is measured (the time the CPU slept), while the
+# busy fields are sampled by the tick, which is stopped while the CPU is
+# idle and misses the short receive bursts between idle periods (at 60k
+# frames/s and low load they count a fraction of the real time; tick_ns,
+# the tick-sampled figure, is printed for comparison only).
+window() {
+	local t rx idle busy drops
+	snap "$2.a"
+	t=$S_T rx=$S_RX idle=$S_IDLE busy=$S_BUSY drops=$S_DROPS
+	sleep "$1"
+	snap "$2.b"
+	awk -v id="$2" -v us=$((S_T - t)) -v frames=$((S_RX - rx)) \
+	    -v idle=$((S_IDLE - idle)) -v ticks=$((S_BUSY - busy)) \
+	    -v drops=$((S_DROPS - drops)) -v hz="$CLK_TCK" 'BEGIN {
+		secs = us / 1e6
+		busy = secs - idle / hz
+		if (busy < 0)
+			busy = 0
+		printf "secs=%.3f frames=%d rate=%.0f cpu_ns=%.0f busy_pct=%.1f xdp_frac=%.3f tick_ns=%.0f mark=%s\n",
+			secs, frames, frames / secs,
+			frames ? busy * 1e9 / frames : 0, 100 * busy / secs,
+			frames ? drops / frames : 0,
+			frames ? ticks / hz * 1e9 / frames : 0, id
+	}'
+}
+
+# ---- pktgen ----------------------------------------------------------------
+
+PG=/proc/net/pktgen
+pgset() {
+	echo "$2" > "$PG/$1" || die "pktgen $1: $2"
+	case $1 in
+	kpktgend_*|pgctrl) ;;
+	*) grep -q '^Result: OK' "$PG/$1" ||
+		die "pktgen $1: $2: $(grep '^Result' "$PG/$1")" ;;
+	esac
+}
+
+# pg_setup DEV THREAD XMIT_MODE BURST: one device, 64-byte UDP to eth1.
+pg_setup() {
+	local dev=$1 thread=$2 xmit=$3 burst=$4 t
+	for t in $PG/kpktgend_*; do
+		pgset "${t##*/}" rem_device_all
+	done
+	pgset "kpktgend_$thread" "add_device $dev"
+	pgset "$dev" "xmit_mode $xmit"
+	pgset "$dev" "count 0"
+	pgset "$dev" "clone_skb 0"
+	pgset "$dev" "pkt_size 60"		# 64 bytes with the FCS
+	pgset "$dev" "delay 0"
+	pgset "$dev" "burst $burst"
+	pgset "$dev" "dst_mac $(cat /sys/class/net/$RX/address)"
+	pgset "$dev" "src_min $SADDR"
+	pgset "$dev" "src_max $SADDR"
+	pgset "$dev" "dst $DADDR"
+	pgset "$dev" "udp_src_min $PORT"
+	pgset "$dev" "udp_src_max $PORT"
+	pgset "$dev" "udp_dst_min $PORT"
+	pgset "$dev" "udp_dst_max $PORT"
+}
+
+PG_PID=
+pg_start() {
+	echo start > $PG/pgctrl &
+	PG_PID=$!
+}
+
+pg_stop() {
+	[ -n "$PG_PID" ] || return 0
+	echo stop > $PG/pgctrl
+	wait "$PG_PID" 2>/dev/null
+	PG_PID=
+}
+
+# pg_sofar DEV: SOFAR (frames sent so far) and SOFAR_T (us), builtins only.
+pg_sofar() {
+	local l
+	SOFAR_T=${EPOCHREALTIME/./}
+	while read -r l; do
+		case $l in
+		pkts-sofar:*) set -- $l; SOFAR=$2; return ;;
+		esac
+	done < "$PG/$1"
+}
+
+# ---- rulesets --------------------------------------------------------------
+
+# gen_rules N MASKS OFFLOAD: an nft ruleset on eth1 of N rules over MASKS
+# distinct masks (2..8: ip saddr none, /8, /12, /16, /20, /24, /28, /32;
+# all with ip daddr and udp dport).  Only the last rule matches the
+# benchmark traffic (198.18.0.1 -> 198.18.0.2 udp 9); it is in the last
+# mask.
+gen_rules() {
+	awk -v n="$1" -v m="$2" -v off="$3" -v dev=$RX -v sa=$SADDR \
+	    -v da=$DADDR -v port=$PORT 'BEGIN {
+		split("- 198.0.0.0/8 198.16.0.0/12 198.18.0.0/16 198.18.0.0/20 198.18.0.0/24 198.18.0.0/28 198.18.0.1", pfx, " ")
+		print "table netdev bench {"
+		print "\tchain ingress {"
+		printf "\t\ttype filter hook ingress device %s priority 10; policy accept;\n", dev
+		if (off)
+			print "\t\tflags offload;"
+		for (j = 0; j < n - 1; j++) {
+			k = j % m
+			s = k ? "ip saddr " pfx[k + 1] " " : ""
+			printf "\t\t%sip daddr 10.%d.%d.%d udp dport %d drop\n", s,
+				int(j / 65536) % 256, int(j / 256) % 256, j % 256, port
+		}
+		s = m > 1 ? "ip saddr " sa " " : ""
+		printf "\t\t%sip daddr %s udp dport %d counter drop\n", s, da, port
+		print "\t}"
+		print "}"
+	}'
+}
+
+make_rulesets() {
+	mkdir -p $WORK
+	gen_rules 1 1 1 > $WORK/off1.nft
+	gen_rules 1 1 0 > $WORK/plain1.nft
+	gen_rules $BIG1 1 1 > $WORK/off1k.nft
+	gen_rules $BIG1 1 0 > $WORK/plain1k.nft
+	gen_rules $BIG2 8 1 > $WORK/off10k.nft
+	gen_rules $BIG2 8 0 > $WORK/plain10k.nft
+}
+
+# nft_commit FILE: time one `nft -f FILE`, in ms.
+nft_commit() {
+	local t0 t1
+	t0=$(now_ns)
+	nft -f "$1" || die "nft -f $1 failed"
+	t1=$(now_ns)
+	echo $(( (t1 - t0) / 1000000 ))
+}
+
+XDP_PROG_ID=
+xdp_prog_id() {
+	ip -d link show dev $RX | sed -n 's/.*prog\/xdp[a-z]* id \([0-9]*\).*/\1/p' | head -1
+}
+
+# ---- modes -----------------------------------------------------------------
+
+# mode_up MODE: configure eth1 for MODE.  Commit times of the offloaded
+# rulesets are reported here (sec=commit kind=offload).
+mode_up() {
+	local ms rules
+	case $1 in
+	limit)
+		ip link set dev $RX xdpdrv obj $DROP_OBJ sec xdp ||
+			die "cannot attach $DROP_OBJ" ;;
+	xdpoff-*)
+		"$XDPOFF" attach $RX >/dev/null || die "xdpoff attach $RX"
+		case $1 in
+		xdpoff-1) ms=$(nft_commit $WORK/off1.nft) ;;
+		xdpoff-generic)
+			# The module fills the maps of the program xdpoff
+			# attached; the same program then runs in generic
+			# mode instead: after the driver built an skb.
+			ms=$(nft_commit $WORK/off1.nft)
+			ip link set dev $RX xdpdrv off
+			ip link set dev $RX xdpgeneric pinned $PIN/$RX/prog ||
+				die "cannot attach the xdpoff program in generic mode" ;;
+		xdpoff-1k) ms=$(nft_commit $WORK/off1k.nft); rules=$BIG1 ;;
+		xdpoff-10k8m) ms=$(nft_commit $WORK/off10k.nft); rules=$BIG2 ;;
+		esac
+		[ -n "${rules:-}" ] &&
+			emit "sec=commit kind=offload rules=$rules rep=$REP ms=$ms" ;;
+	nft-sw)
+		nft -f $WORK/plain1.nft || die "nft" ;;
+	tc-sw)
+		tc qdisc add dev $RX ingress || die "tc qdisc"
+		tc filter add dev $RX ingress protocol ip prio 10 flower skip_hw \
+			ip_proto udp dst_ip $DADDR dst_port $PORT action drop ||
+			die "tc filter" ;;
+	none) ;;
+	*) die "unknown mode $1" ;;
+	esac
+	XDP_PROG_ID=$(xdp_prog_id)
+}
+
+mode_down() {
+	case $1 in
+	limit) ip link set dev $RX xdpdrv off ;;
+	xdpoff-generic)
+		ip link set dev $RX xdpgeneric off
+		nft delete table netdev bench
+		"$XDPOFF" detach $RX >/dev/null || die "xdpoff detach $RX" ;;
+	xdpoff-*)
+		nft delete table netdev bench
+		"$XDPOFF" detach $RX >/dev/null || die "xdpoff detach $RX" ;;
+	nft-sw) nft delete table netdev bench ;;
+	tc-sw) tc qdisc del dev $RX ingress ;;
+	esac
+}
+
+# bpf_run_stats: "run_time_ns run_cnt" of the program on eth1.
+bpf_run_stats() {
+	bpftool -j prog show id "$XDP_PROG_ID" |
+		sed -n 's/.*"run_time_ns":\([0-9]*\).*"run_cnt":\([0-9]*\).*/\1 \2/p'
+}
+
+# perf: one `perf record` of vCPU RX_CPU for the last repetition of the
+# virtio path, started before it (its start-up takes seconds under TCG and
+# would load vCPU 1 during a window), events enabled only during each
+# mode's perf window; perf_report splits the samples by window.
+PERF_PID=
+perf_start() {
+	rm -f $WORK/perf.ctl $WORK/perf.ack $WORK/perf.windows
+	mkfifo $WORK/perf.ctl $WORK/perf.ack
+	exec {PERF_CTL}<>$WORK/perf.ctl {PERF_ACK}<>$WORK/perf.ack
+	perf record -q -B -N -k mono -C $RX_CPU -e cpu-clock -F 997 -D -1 \
+		--control fd:$PERF_CTL,$PERF_ACK -o $WORK/perf.data \
+		>$WORK/perf.log 2>&1 &
+	PERF_PID=$!
+	perf_cmd disable || { say "perf record does not answer: no perf breakdown"; perf_stop; PERF=0; }
+}
+
+perf_cmd() {
+	local ack
+	echo "$1" >&$PERF_CTL
+	read -r -t 120 -u $PERF_ACK ack && [ "$ack" = ack ]
+}
+
+perf_stop() {
+	[ -n "$PERF_PID" ] || return 0
+	kill -INT "$PERF_PID" 2>/dev/null
+	wait "$PERF_PID" 2>/dev/null
+	PERF_PID=
+	exec {PERF_CTL}>&- {PERF_ACK}>&-
+}
+
+perf_window() {
+	local up0 up1 rest
+	read -r up0 rest < /proc/uptime
+	perf_cmd enable || return
+	sleep "$DUR"
+	perf_cmd disable
+	read -r up1 rest < /proc/uptime
+	echo "$1 $up0 $up1" >> $WORK/perf.windows
+}
+
+perf_report() {
+	perf_stop
+	[ -s $WORK/perf.windows ] || return 0
+	perf script -i $WORK/perf.data -F time,ip,sym 2>/dev/null |
+		awk -v windows=$WORK/perf.windows -f "$HERE/perf-areas.awk"
+}
+
+virtio_mode() {
+	local mode=$1 w a b
+	mode_up "$mode"
+	pg_start
+	sleep $WARM
+	w=$(window "$DUR" "virtio.$mode.$REP")
+	emit "sec=virtio mode=$mode rep=$REP $w"
+	check_num "virtio $mode" "$(sed -n 's/.*cpu_ns=\([0-9]*\).*/\1/p' <<<"$w")"
+	if [ -n "$XDP_PROG_ID" ]; then
+		sysctl -qw kernel.bpf_stats_enabled=1
+		a=$(bpf_run_stats)
+		w=$(window "$DUR" "bpfstats.$mode.$REP")
+		b=$(bpf_run_stats)
+		sysctl -qw kernel.bpf_stats_enabled=0
+		w="$w $(awk -v a="$a" -v b="$b" 'BEGIN {
+			split(a, x, " "); split(b, y, " ")
+			n = y[2] - x[2]
+			printf "run_cnt=%d bpf_ns=%.1f", n, n ? (y[1] - x[1]) / n : 0
+		}')"
+		emit "sec=bpfstats mode=$mode rep=$REP $w"
+		check_num "bpfstats $mode" "$(sed -n 's/.*bpf_ns=\([0-9.]*\).*/\1/p' <<<"$w")"
+	fi
+	if [ "$PERF" = 1 ] && [ "$REP" = "$REPS" ]; then
+		perf_window "$mode"
+	fi
+	pg_stop
+	mode_down "$mode"
+}
+
+VIRTIO_MODES="limit xdpoff-1 xdpoff-1k xdpoff-10k8m xdpoff-generic nft-sw tc-sw none"
+
+sec_virtio() {
+	local mode
+	say "virtio path: pktgen $TX -> $RX, ${DUR}s windows, $REPS reps, modes: $VIRTIO_MODES"
+	pg_setup $TX $GEN_CPU start_xmit 1
+	for REP in $(seq 1 "$REPS"); do
+		[ "$PERF" = 1 ] && [ "$REP" = "$REPS" ] && perf_start
+		for mode in $(modes $VIRTIO_MODES); do
+			virtio_mode "$mode"
+		done
+		[ "$REP" = "$REPS" ] && perf_report
+		# The same rulesets as xdpoff-1k / xdpoff-10k8m, in software.
+		emit "sec=commit kind=plain rules=$BIG1 rep=$REP ms=$(nft_commit $WORK/plain1k.nft)"
+		nft delete table netdev bench
+		emit "sec=commit kind=plain rules=$BIG2 rep=$REP ms=$(nft_commit $WORK/plain10k.nft)"
+		nft delete table netdev bench
+	done
+}
+
+# ---- software paths, pktgen netif_receive into eth1 ----------------------
+
+# pktgen's xmit_mode netif_receive skips the virtio leg.  Not with generic
+# XDP: pktgen holds a reference to its skb, generic XDP must expand the
+# headroom and pskb_expand_head() BUGs on a shared skb (6.1, any burst):
+# xdpoff in generic mode is a mode of sec_virtio.
+NETIF_MODES="nft-sw tc-sw none"
+
+sec_netif() {
+	local mode a b t0 t1
+	say "software paths (pktgen netif_receive into $RX on vCPU $RX_CPU, burst 32), modes: $NETIF_MODES"
+	pg_setup $RX $RX_CPU netif_receive 32
+	for REP in $(seq 1 "$REPS"); do
+		for mode in $(modes $NETIF_MODES); do
+			mode_up "$mode"
+			pg_start
+			sleep $WARM
+			pg_sofar $RX; t0=$SOFAR_T a=$SOFAR
+			sleep "$DUR"
+			pg_sofar $RX; t1=$SOFAR_T b=$SOFAR
+			pg_stop
+			mode_down "$mode"
+			emit "sec=netif mode=$mode rep=$REP $(awk -v us=$((t1 - t0)) -v n=$((b - a)) 'BEGIN {
+				printf "secs=%.3f frames=%d rate=%.0f", us / 1e6, n, n * 1e6 / us }')"
+			check_num "netif $mode" "$((b - a))"
+		done
+	done
+	for t in $PG/kpktgend_*; do
+		pgset "${t##*/}" rem_device_all
+	done
+}
+
+# ---- classifier ------------------------------------------------------------
+
+sec_classify() {
+	local grid
+	case $MODE in
+	smoke) grid="1:1 100:8 1000:32" ;;
+	*) grid="1:1 100:1 10000:1 100000:1"
+	   for m in 2 4 8 16 32; do
+		grid+=" 100:$m 10000:$m 100000:$m"
+	   done ;;
+	esac
+	say "classifier: BPF_PROG_TEST_RUN, repeat $CLS_REPEAT, $CLS_RUNS runs per point"
+	"$CLASSIFY" --repeat "$CLS_REPEAT" --runs "$CLS_RUNS" $grid |
+		sed 's/^classify /@bench sec=classify /' ||
+		missing=$((missing + 1))
+}
+
+# ---- main ------------------------------------------------------------------
+
+cleanup() {
+	perf_stop
+	pg_stop
+	nft delete table netdev bench 2>/dev/null
+	tc qdisc del dev $RX ingress 2>/dev/null
+	ip link set dev $RX xdpgeneric off 2>/dev/null
+	ip link set dev $RX xdpdrv off 2>/dev/null
+	"$XDPOFF" detach $RX >/dev/null 2>&1
+}
+trap cleanup EXIT
+
+for f in "$CLASSIFY" "$DROP_OBJ" "$XDPOFF" "$XDPOFF_KO"; do
+	[ -e "$f" ] || die "$f missing (run tests/bench/run, which builds it)"
+done
+
+start=$(now_ns)
+emit "sec=info mode=$MODE reps=$REPS dur=$DUR warm=$WARM cls_repeat=$CLS_REPEAT cls_runs=$CLS_RUNS kernel=$(uname -r) cpus=$(nproc)"
+pin_rig
+modprobe pktgen || die "modprobe pktgen"
+modprobe sch_ingress; modprobe cls_flower; modprobe act_gact
+load_module
+make_rulesets
+# Warm the page cache of the tools (9p) before anything is timed.
+nft -f $WORK/plain1.nft && nft delete table netdev bench
+"$XDPOFF" attach $RX >/dev/null && "$XDPOFF" detach $RX >/dev/null
+
+for s in ${SECTIONS//,/ }; do
+	case $s in
+	virtio|netif|classify)
+		t0=$(now_ns)
+		sec_$s
+		emit "sec=info section=$s elapsed_s=$(( ($(now_ns) - t0) / 1000000000 ))" ;;
+	*) die "unknown section $s" ;;
+	esac
+done
+
+emit "sec=info elapsed_s=$(( ($(now_ns) - start) / 1000000000 ))"
+if [ "$missing" -gt 0 ]; then
+	echo "guest.sh: $missing measurements produced no number" >&2
+	exit 1
+fi
