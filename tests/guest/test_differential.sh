@@ -38,8 +38,8 @@ cleanup() {
 	nft flush ruleset 2>/dev/null
 	"$XDPOFF" detach "$HW" >/dev/null 2>&1
 	unload_module
-	ip netns del "$NS_HW" 2>/dev/null
-	ip netns del "$NS_SW" 2>/dev/null
+	release_ns "$NS_HW"
+	release_ns "$NS_SW"
 	ip link set "$HW" promisc off 2>/dev/null
 	ip link set "$SW" promisc off 2>/dev/null
 }

@@ -18,7 +18,7 @@ cleanup() {
 	nft flush ruleset 2>/dev/null
 	for d in eth1 eth2 eth3; do "$XDPOFF" detach $d >/dev/null 2>&1; done
 	unload_module
-	ip netns del "$NS3" 2>/dev/null
+	release_ns "$NS3"
 	cleanup_peer
 }
 trap cleanup EXIT
@@ -37,13 +37,7 @@ load_rules() {
 	nft -f /tmp/sem.nft
 }
 
-seen() { nft_counter netdev t seen "" 2>/dev/null || nft -j list chain netdev t seen | python3 -c '
-import json,sys
-for i in json.load(sys.stdin)["nftables"]:
-    r = i.get("rule")
-    if r:
-        for e in r["expr"]:
-            if "counter" in e: print(e["counter"]["packets"])'; }
+seen() { nft_counter netdev t seen seen; }
 
 rule_is() { [ "$(nft_counter netdev t hw "$1")" = "$2" ]; }
 seen_is() { [ "$(seen)" = "$1" ]; }
@@ -178,6 +172,7 @@ check "... reason: XDP cannot clone" \
 
 move_to_ns eth3 "$NS3"
 ip -n "$NS3" link set eth3 promisc on
+ip link set eth2 up
 "$XDPOFF" attach eth2
 rx3() { ip -n "$NS3" -j -s link show eth3 | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["stats64"]["rx"]["packets"])'; }
 rx3_atleast() { [ "$(rx3)" -ge "$1" ]; }

@@ -90,8 +90,24 @@ move_to_ns() {
 	ip -n "$2" link set "$1" up
 }
 
+# release_ns NS: move NS's NICs back to the root namespace, up, then delete
+# NS.  Deleting a namespace alone returns its devices later, from a
+# workqueue, and down: the next test would race with that, or find a NIC
+# (an XDP redirect target, say) down.
+release_ns() {
+	local dev
+
+	ip netns list | grep -qw "$1" || return 0
+	for dev in $(ip -n "$1" -o link show | awk -F': ' '$2 != "lo" {print $2}'); do
+		dev=${dev%%@*}
+		ip -n "$1" link set "$dev" promisc off
+		ip -n "$1" link set "$dev" netns 1 && ip link set "$dev" up
+	done
+	ip netns del "$1"
+}
+
 cleanup_peer() {
-	ip netns del "$PEER_NS" 2>/dev/null || true
+	release_ns "$PEER_NS"
 }
 
 # send DEV_IN_PEER RX_DEV sendframe-args...: frames from the peer to RX_DEV.
