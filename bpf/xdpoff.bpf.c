@@ -2,12 +2,12 @@
 /*
  * xdpoff XDP program: the "hardware" of the offload.
  *
- * Parses Ethernet, IPv4/IPv6 and TCP/UDP into struct xdpoff_fields, runs a
- * tuple-space search over the masks the module has installed, and decides
- * as software would: every offloaded chain is a stage, the earliest
- * matching rule of a stage decides it; drop and redirect are final, accept
- * ends only its stage.  Frames no final rule takes pass to the stack, where
- * the same rules run again.
+ * Parses Ethernet, IPv4/IPv6 and TCP/UDP/ICMP into struct xdpoff_fields,
+ * runs a tuple-space search over the masks the module has installed, and
+ * decides as software would: the tc ingress block and every offloaded nft
+ * chain is a stage, the earliest matching rule of a stage decides it; drop
+ * and redirect are final, accept ends only its stage.  Frames no final rule
+ * takes pass to the stack, where the same rules run again.
  */
 #include <linux/types.h>
 #include <linux/bpf.h>
@@ -60,16 +60,28 @@ _Static_assert((XDPOFF_MAX_STAGES & (XDPOFF_MAX_STAGES - 1)) == 0,
 
 #define IP_OFFSET	0x1fff
 #define IP_MF		0x2000
+#define ICMP_HLEN	8
 
 /*
  * Ports as nf_tables loads them: the first four bytes of the transport
- * header, which is all a port match needs.
+ * header, which is all a port match needs.  TCP flags and ICMP type and
+ * code as tc flower's dissector reads them: from a whole header of an
+ * unfragmented packet, else zero.
  */
 static __always_inline int parse_l4(void *l4, void *data_end, __u8 proto,
-				    struct xdpoff_fields *f)
+				    int frag, struct xdpoff_fields *f)
 {
 	struct udphdr *uh = l4;	/* ports sit at the same place in TCP */
+	struct tcphdr *th = l4;
+	__u8 *ih = l4;
 
+	if (proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6) {
+		if (!frag && l4 + ICMP_HLEN <= data_end) {
+			f->icmp_type = ih[0];
+			f->icmp_code = ih[1];
+		}
+		return 0;
+	}
 	if (proto != IPPROTO_TCP && proto != IPPROTO_UDP)
 		return 0;
 	if (l4 + 4 > data_end)
@@ -77,6 +89,9 @@ static __always_inline int parse_l4(void *l4, void *data_end, __u8 proto,
 	f->sport = uh->source;
 	f->dport = uh->dest;
 	f->flags |= XDPOFF_F_L4;
+	if (proto == IPPROTO_TCP && !frag && (void *)(th + 1) <= data_end &&
+	    th->doff >= 5)
+		f->tcp_flags = ((__be16 *)th)[6] & bpf_htons(0x0fff);
 	return 0;
 }
 
@@ -104,9 +119,14 @@ static __always_inline int parse_ipv4(struct iphdr *iph, void *data_end,
 	f->ip_proto = iph->protocol;
 	f->saddr[0] = iph->saddr;
 	f->daddr[0] = iph->daddr;
+	f->tos = iph->tos;
+	f->ttl = iph->ttl;
 	if (iph->frag_off & bpf_htons(IP_OFFSET))
-		return 0;
-	return parse_l4((void *)iph + ihl, data_end, iph->protocol, f);
+		return XDPOFF_U_FRAG;
+	if (iph->frag_off & bpf_htons(IP_MF))
+		return XDPOFF_U_FRAG |
+		       parse_l4((void *)iph + ihl, data_end, iph->protocol, 1, f);
+	return parse_l4((void *)iph + ihl, data_end, iph->protocol, 0, f);
 }
 
 static __always_inline int ipv6_is_l4(__u8 nh)
@@ -148,12 +168,14 @@ static __always_inline int parse_ipv6(struct ipv6hdr *ip6h, void *data_end,
 	f->flags |= XDPOFF_F_IPV6;
 	__builtin_memcpy(f->saddr, &ip6h->saddr, sizeof(f->saddr));
 	__builtin_memcpy(f->daddr, &ip6h->daddr, sizeof(f->daddr));
+	f->tos = ip6h->priority << 4 | ip6h->flow_lbl[0] >> 4;
+	f->ttl = ip6h->hop_limit;
 	nh = ip6h->nexthdr;
 	if (!ipv6_is_l4(nh))
 		return XDPOFF_U_PROTO;
 	f->flags |= XDPOFF_F_PROTO;
 	f->ip_proto = nh;
-	return parse_l4(ip6h + 1, data_end, nh, f);
+	return parse_l4(ip6h + 1, data_end, nh, 0, f);
 }
 
 struct vlan_hdr {
@@ -207,11 +229,12 @@ __noinline int xdpoff_parse(struct xdp_md *ctx, struct xdpoff_fields *f)
 		if (is_tpid(l3)) {
 			vh = nh;
 			if ((void *)(vh + 1) > data_end)
-				return XDPOFF_U_ETYPE;
+				return XDPOFF_U_ETYPE | XDPOFF_U_TAG2;
 			f->flags |= XDPOFF_F_CVLAN;
 			f->cvlan_tci = vh->tci;
 			f->cvlan_etype = vh->encap_proto;
-			return XDPOFF_U_ETYPE;
+			return XDPOFF_U_ETYPE | XDPOFF_U_TAG2 |
+			       (is_tpid(vh->encap_proto) ? XDPOFF_U_TAG3 : 0);
 		}
 	}
 
@@ -252,11 +275,90 @@ struct stage_best {
 	__u32	slot[XDPOFF_MAX_STAGES];
 	__u32	action[XDPOFF_MAX_STAGES];
 	__u32	ifindex[XDPOFF_MAX_STAGES];
+	__u32	rewrite[XDPOFF_MAX_STAGES];
+	__u32	mask[XDPOFF_MAX_STAGES];
 };
 
 #define NO_MATCH	(~0ULL)
-/* order >> 32: the stage's place (hook, priority, bind order). */
-#define STAGE_POS(order)	((order) >> 32)
+
+/* A port range slot: the frame's port must lie within it. */
+static __always_inline int out_of_range(const struct xdpoff_mask *m,
+					const struct xdpoff_fields *f)
+{
+	__u16 p;
+
+	if (m->ranges & XDPOFF_RANGE_SPORT) {
+		p = bpf_ntohs(f->sport);
+		if (p < m->sport_min || p > m->sport_max)
+			return 1;
+	}
+	if (m->ranges & XDPOFF_RANGE_DPORT) {
+		p = bpf_ntohs(f->dport);
+		if (p < m->dport_min || p > m->dport_max)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The edits of a tc filter that redirects, in tc's order: the VLAN action
+ * (pop removes the outer tag, push adds one outside, modify rewrites the
+ * outer one; each a no-op where act_vlan's is), then pedit of the
+ * addresses.  Returns -1 when the frame cannot be edited here (no
+ * headroom): software then does it all.
+ */
+static __always_inline int rewrite(struct xdp_md *ctx,
+				   const struct xdpoff_rule_val *val)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	struct vlan_hdr *vh;
+	__u32 addrs[3];
+	__u8 *a;
+	int i;
+
+	if ((void *)(eth + 1) + sizeof(*vh) > data_end)
+		return -1;
+	vh = (void *)(eth + 1);
+	if ((val->rewrite & XDPOFF_RW_VLAN_POP) && is_tpid(eth->h_proto)) {
+		__builtin_memcpy(addrs, eth, sizeof(addrs));
+		__builtin_memcpy((void *)eth + sizeof(*vh), addrs,
+				 sizeof(addrs));
+		if (bpf_xdp_adjust_head(ctx, sizeof(*vh)))
+			return -1;
+	} else if (val->rewrite & XDPOFF_RW_VLAN_PUSH) {
+		if (bpf_xdp_adjust_head(ctx, -(int)sizeof(*vh)))
+			return -1;
+		data = (void *)(long)ctx->data;
+		data_end = (void *)(long)ctx->data_end;
+		eth = data;
+		if ((void *)(eth + 1) + sizeof(*vh) > data_end)
+			return -1;
+		__builtin_memcpy(addrs, (void *)eth + sizeof(*vh),
+				 sizeof(addrs));
+		__builtin_memcpy(eth, addrs, sizeof(addrs));
+		vh = (void *)(eth + 1);
+		vh->tci = val->vlan_tci;
+		eth->h_proto = val->vlan_proto;
+	} else if ((val->rewrite & XDPOFF_RW_VLAN_MODIFY) &&
+		   is_tpid(eth->h_proto)) {
+		eth->h_proto = val->vlan_proto;
+		vh->tci = (vh->tci & ~val->vlan_tci_mask) | val->vlan_tci;
+	}
+
+	if (val->rewrite & XDPOFF_RW_ETH) {
+		data = (void *)(long)ctx->data;
+		data_end = (void *)(long)ctx->data_end;
+		a = data;
+		if ((void *)(a + 12) > data_end)
+			return -1;
+#pragma unroll
+		for (i = 0; i < 12; i++)
+			a[i] = (a[i] & val->eth_keep[i]) ^ val->eth_val[i];
+	}
+	return 0;
+}
 
 static __always_inline void count(__u32 slot, __u64 len, int consumed)
 {
@@ -281,7 +383,7 @@ int xdpoff_xdp(struct xdp_md *ctx)
 	struct xdpoff_rule_key key;
 	struct xdpoff_meta *meta;
 	struct stage_best best;
-	__u32 zero = 0, i, nr, v = 0;
+	__u32 zero = 0, i, nr, v = 0, act;
 	int unknown;
 
 	unknown = xdpoff_parse(ctx, &f);
@@ -315,6 +417,8 @@ int xdpoff_xdp(struct xdp_md *ctx)
 				best.unknown[st] = m->min_order;
 			continue;
 		}
+		if (m->ranges && out_of_range(m, &f))
+			continue;
 		mask_fields(&key, &f, m);
 		val = bpf_map_lookup_elem(&xdpoff_rules, &key);
 		if (!val)
@@ -325,13 +429,17 @@ int xdpoff_xdp(struct xdp_md *ctx)
 			best.slot[st] = val->stats_slot;
 			best.action[st] = val->action;
 			best.ifindex[st] = val->ifindex;
+			best.rewrite[st] = val->rewrite;
+			best.mask[st] = i;
 		}
 	}
 
 	/*
 	 * Stages run in order: the earliest stage whose best rule is final
-	 * (drop, fwd) decides; accept ends only its own stage.  A stage where
-	 * a rule XDP could not evaluate may come first is undecided.
+	 * (drop, fwd, software) decides; accept ends only its own stage.  A
+	 * stage where a rule XDP could not evaluate may come first is
+	 * undecided, and so is the frame if that stage runs before the
+	 * deciding one (the orders of two stages never interleave).
 	 */
 	for (i = 0; i < XDPOFF_MAX_STAGES; i++) {
 		if (best.unknown[i] < best.order[i]) {
@@ -346,25 +454,47 @@ int xdpoff_xdp(struct xdp_md *ctx)
 			v = i;
 		}
 	}
-	if (undecided != NO_MATCH &&
-	    (verdict_order == NO_MATCH ||
-	     STAGE_POS(undecided) <= STAGE_POS(verdict_order)))
+	if (undecided != NO_MATCH && undecided < verdict_order)
 		return XDP_PASS;
 
-	/*
-	 * Count the rules software would have met on the way, in bytes from
-	 * the network header on, as the stack counts (one tag stripped).
-	 */
+	/* Bytes from the network header on, as the stack counts them. */
 	len = ctx->data_end - ctx->data - ETH_HLEN -
 	      (f.flags & XDPOFF_F_VLAN ? 4 : 0);
+	v &= XDPOFF_MAX_STAGES - 1;
+	if (verdict_order == NO_MATCH)
+		act = XDPOFF_ACT_PASS;
+	else
+		act = best.action[v];
+
+	if (act == XDPOFF_ACT_REDIRECT && best.rewrite[v]) {
+		struct xdpoff_rule_val *val = NULL;
+		struct xdpoff_mask *m;
+		__u32 slot = best.mask[v];
+
+		m = bpf_map_lookup_elem(&xdpoff_masks, &slot);
+		if (m) {
+			mask_fields(&key, &f, m);
+			val = bpf_map_lookup_elem(&xdpoff_rules, &key);
+		}
+		/* The rule went away meanwhile, or no room to edit. */
+		if (!val || val->order != verdict_order || rewrite(ctx, val))
+			act = XDPOFF_ACT_SOFTWARE;
+	}
+
+	/*
+	 * Count the rules software would have met on the way; they are
+	 * consumed when XDP takes the frame away from software.
+	 */
 	for (i = 0; i < XDPOFF_MAX_STAGES; i++)
 		if (best.order[i] != NO_MATCH && best.order[i] <= verdict_order)
-			count(best.slot[i], len, verdict_order != NO_MATCH);
+			count(best.slot[i], len, act == XDPOFF_ACT_DROP ||
+			      act == XDPOFF_ACT_REDIRECT);
 
-	if (verdict_order == NO_MATCH)
-		return XDP_PASS;
-	v &= XDPOFF_MAX_STAGES - 1;
-	if (best.action[v] == XDPOFF_ACT_REDIRECT)
+	switch (act) {
+	case XDPOFF_ACT_DROP:
+		return XDP_DROP;
+	case XDPOFF_ACT_REDIRECT:
 		return bpf_redirect(best.ifindex[v], 0);
-	return XDP_DROP;
+	}
+	return XDP_PASS;
 }

@@ -3,11 +3,18 @@
  * xdpoff: an offload driver for NICs without rule-matching hardware.
  *
  * The module is the NIC's "driver": it binds to the flow blocks that
- * nf_tables creates for offloaded chains (through the indirect block path,
- * as the NIC has no ndo_setup_tc), translates each flow_rule into entries
- * of the BPF maps an XDP program on the NIC consults, and reports the
- * counters back.  The maps are created by the xdpoff CLI and handed over
- * with a generic netlink command.
+ * nf_tables creates for offloaded chains and tc for ingress qdiscs
+ * (through the indirect block path, as the NIC has no ndo_setup_tc),
+ * translates each flow_rule into entries of the BPF maps an XDP program on
+ * the NIC consults, and reports the counters back.  The maps are created
+ * by the xdpoff CLI and handed over with a generic netlink command.
+ *
+ * One flow_block_cb serves a block however many devices it is bound to
+ * (a tc shared block), as switch drivers do: struct xdpoff_block holds
+ * the block's rules once, parsed (struct xdpoff_brule), and one
+ * struct xdpoff_port per device, which has the rules installed in its
+ * maps (struct xdpoff_rule).  nf_tables wants a block cb of its own for
+ * each device of a chain, so its blocks have one port each.
  *
  * Locking: xdpoff_lock (a mutex) protects every structure below.  It is
  * taken last: under rtnl, nft's commit_mutex or flow_indr_block_lock.
@@ -31,9 +38,17 @@
 struct bpf_map;
 struct dentry;
 
+/* A port range of a tc flower rule: part of its mask slot. */
+struct xdpoff_range {
+	u32			ranges;		/* XDPOFF_RANGE_* */
+	u16			sport_min, sport_max;
+	u16			dport_min, dport_max;
+};
+
 /* The module's copy of one mask slot of the masks map. */
 struct xdpoff_mask_slot {
 	struct xdpoff_fields	mask;
+	struct xdpoff_range	range;
 	u32			stage;		/* a slot serves one stage */
 	u32			needs;		/* XDPOFF_U_* */
 	u64			min_order;	/* no rule of it is earlier */
@@ -67,8 +82,8 @@ struct xdpoff_dev {
 	u32			nr_rules;
 	u32			seq;		/* arrival order of rules */
 
-	struct list_head	blocks;		/* struct xdpoff_block */
-	u32			nr_blocks;
+	struct list_head	ports;		/* struct xdpoff_port */
+	u32			nr_blocks;	/* ports: blocks bound */
 	unsigned long		stages_used;	/* bitmap of blk->stage */
 	u32			bind_seq;
 	u32			fwd_refs;	/* fwd rules targeting it */
@@ -77,23 +92,53 @@ struct xdpoff_dev {
 	struct dentry		*ddir;
 };
 
-/* One flow block (an offloaded chain) bound to a device. */
+#define XDPOFF_BLOCK_HASH_BITS	8
+
+/*
+ * A flow block: an offloaded nft chain on one device, or the rules of a tc
+ * ingress block on every device it is bound to.  The cb_priv of its
+ * flow_block_cb.
+ */
 struct xdpoff_block {
-	struct list_head	list;		/* xdpoff_dev.blocks */
-	struct xdpoff_dev	*xdev;
 	struct flow_block	*block;
-	u32			stage;		/* xdpoff_rule_val.stage */
-	u32			seq;		/* bind order on the device */
-	/* flow_block_cb.driver_list lives here; nft list_del()s it. */
-	struct list_head	driver_list;
+	bool			tc;
+	struct list_head	ports;		/* xdpoff_port.block_node */
+	DECLARE_HASHTABLE(rules, XDPOFF_BLOCK_HASH_BITS); /* xdpoff_brule */
+	struct list_head	tc_masks;	/* struct xdpoff_tc_mask */
+	u32			tc_mask_seq;
 };
 
-/* One offloaded rule: the driver's shadow copy. */
+/* A block bound to one device: a stage of its XDP program. */
+struct xdpoff_port {
+	struct list_head	list;		/* xdpoff_dev.ports */
+	struct list_head	block_node;	/* xdpoff_block.ports */
+	struct xdpoff_block	*blk;
+	struct xdpoff_dev	*xdev;		/* referenced */
+	struct net_device	*netdev;	/* ident, not referenced */
+	u32			stage;		/* xdpoff_rule_val.stage */
+	u32			seq;		/* bind order on the device */
+};
+
+/*
+ * A mask of a tc flower classifier: flower tries its masks in the order
+ * they were created, and the filters of a mask in the order they were
+ * added; the rule order follows.  flower's mask is the flow_rule's
+ * match.mask, so that pointer identifies it while filters use it.
+ */
+struct xdpoff_tc_mask {
+	struct list_head	list;
+	const void		*fl_mask;
+	u32			seq;
+	u32			filter_seq;
+	u32			refcnt;
+};
+
+/* One offloaded rule on one device: the driver's shadow of its entry. */
 struct xdpoff_rule {
 	struct hlist_node	cookie_node;
 	struct hlist_node	key_node;
 	unsigned long		cookie;
-	struct xdpoff_block	*blk;
+	struct xdpoff_port	*port;
 	struct xdpoff_rule_key	key;
 	struct xdpoff_rule_val	val;
 	u32			mask_slot;
@@ -104,16 +149,32 @@ struct xdpoff_rule {
 	u64			reported_bytes;
 };
 
-/* A rule as parsed from a flow_rule, before it is installed. */
+/* A rule as parsed from a flow_rule: what does not depend on the device. */
 struct xdpoff_match {
 	struct xdpoff_fields	key;
 	struct xdpoff_fields	mask;
+	struct xdpoff_range	range;
 	__be16			l3_proto;	/* basic.n_proto of the rule */
 	__be16			l3_proto_mask;
 	u32			needs;		/* XDPOFF_U_* the mask depends on */
-	u32			action;
+	/* action, rewrite and its fields; the rest is the device's */
+	struct xdpoff_rule_val	val;
 	struct net_device	*fwd_dev;	/* FLOW_ACTION_REDIRECT target */
-	bool			never;		/* meta iif/iiftype of another device */
+	/* meta iif and iiftype, decided per device */
+	int			iif, iif_mask;
+	u16			iiftype, iiftype_mask;
+};
+
+/* A rule of a block, installed on each of its ports. */
+struct xdpoff_brule {
+	struct hlist_node	node;		/* xdpoff_block.rules */
+	unsigned long		cookie;
+	struct xdpoff_match	m;
+	struct xdpoff_dev	*fwd;		/* redirect target, referenced */
+	u32			prio;
+	u32			handle;		/* nft: the rule's handle */
+	u64			tc_order;	/* tc: the whole order */
+	struct xdpoff_tc_mask	*tc_mask;
 };
 
 extern struct mutex xdpoff_lock;
@@ -143,10 +204,11 @@ int xdpoff_indr_setup(struct net_device *netdev, struct Qdisc *sch,
 void xdpoff_block_release(void *cb_priv);
 
 /* xdpoff_flower.c */
-int xdpoff_flower_parse(struct xdpoff_dev *xdev, const struct flow_rule *rule,
+int xdpoff_flower_parse(const struct flow_rule *rule, bool tc,
 			struct xdpoff_match *m, struct netlink_ext_ack *extack);
 int xdpoff_flower_setup(struct xdpoff_block *blk, struct flow_cls_offload *f);
-void xdpoff_rules_flush(struct xdpoff_dev *xdev, struct xdpoff_block *blk);
+void xdpoff_brules_flush(struct xdpoff_block *blk);
+void xdpoff_rules_flush(struct xdpoff_dev *xdev, struct xdpoff_port *port);
 
 /* xdpoff_maps.c */
 int xdpoff_maps_validate(struct bpf_map *maps[4],
@@ -155,7 +217,8 @@ int xdpoff_map_update(struct bpf_map *map, const void *key,
 		      const void *value, u64 flags);
 int xdpoff_map_delete(struct bpf_map *map, const void *key);
 int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
-		    const struct xdpoff_fields *mask, u32 needs, u64 order,
+		    const struct xdpoff_fields *mask,
+		    const struct xdpoff_range *range, u32 needs, u64 order,
 		    u32 *slot, struct netlink_ext_ack *extack);
 void xdpoff_mask_put(struct xdpoff_dev *xdev, u32 slot);
 int xdpoff_stats_alloc(struct xdpoff_dev *xdev, u32 *slot);

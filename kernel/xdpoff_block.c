@@ -1,11 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
-/* xdpoff: flow block bind/unbind through the indirect block path. */
+/*
+ * xdpoff: flow block bind/unbind through the indirect block path.
+ *
+ * nf_tables: a chain's block gets a block cb per device (nft requires a new
+ * cb on every bind), identified by the net_device.
+ *
+ * tc: one block cb per block, identified by &xdpoff_tc_ident, whatever the
+ * number of devices sharing it.  The first bind allocates it and tc replays
+ * the block's filters into it; later binds take a reference with
+ * flow_block_cb_incref() (tc lets a device join only while the block has
+ * no filter in hardware); each unbind drops one with
+ * flow_block_cb_decref(), and the last hands the cb back to tc, which
+ * frees it (xdpoff_block_release()).  A filter added to the block is
+ * installed on every device bound to it.
+ */
 
 #include <linux/slab.h>
 #include <net/flow_offload.h>
 #include <net/pkt_cls.h>
 
 #include "xdpoff.h"
+
+static const int xdpoff_tc_ident;
+
+/* The block cbs this driver owns; tc and nft list_del() driver_list. */
+static LIST_HEAD(xdpoff_block_cb_list);
 
 static int xdpoff_block_setup_cb(enum tc_setup_type type, void *type_data,
 				 void *cb_priv)
@@ -22,21 +41,124 @@ static int xdpoff_block_setup_cb(enum tc_setup_type type, void *type_data,
 	return err;
 }
 
+static struct xdpoff_port *xdpoff_port_find(struct xdpoff_block *blk,
+					    const struct net_device *netdev)
+{
+	struct xdpoff_port *port;
+
+	list_for_each_entry(port, &blk->ports, block_node)
+		if (port->netdev == netdev)
+			return port;
+	return NULL;
+}
+
+static struct xdpoff_port *xdpoff_port_add(struct xdpoff_block *blk,
+					   struct xdpoff_dev *xdev,
+					   struct net_device *netdev,
+					   struct netlink_ext_ack *extack)
+{
+	struct xdpoff_port *port;
+	unsigned long stage;
+
+	stage = find_first_zero_bit(&xdev->stages_used, XDPOFF_MAX_STAGES);
+	if (stage >= XDPOFF_MAX_STAGES) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "too many offloaded chains on the device");
+		xdev->last_error = KBUILD_MODNAME
+			": too many offloaded chains on the device";
+		return ERR_PTR(-EOPNOTSUPP);
+	}
+
+	port = kzalloc(sizeof(*port), GFP_KERNEL);
+	if (!port)
+		return ERR_PTR(-ENOMEM);
+	port->blk = blk;
+	port->xdev = xdev;
+	port->netdev = netdev;
+	port->stage = stage;
+	port->seq = ++xdev->bind_seq;
+	kref_get(&xdev->ref);
+	list_add_tail(&port->list, &xdev->ports);
+	list_add_tail(&port->block_node, &blk->ports);
+	xdev->nr_blocks++;
+	__set_bit(stage, &xdev->stages_used);
+	return port;
+}
+
+/* Remove @port's rules from its device and free it. */
+static void xdpoff_port_del(struct xdpoff_port *port)
+{
+	struct xdpoff_dev *xdev = port->xdev;
+
+	xdpoff_rules_flush(xdev, port);
+	list_del(&port->list);
+	list_del(&port->block_node);
+	xdev->nr_blocks--;
+	__clear_bit(port->stage, &xdev->stages_used);
+	kfree(port);
+	xdpoff_dev_put(xdev);
+}
+
+static struct xdpoff_block *xdpoff_block_alloc(struct flow_block *block,
+					       bool tc)
+{
+	struct xdpoff_block *blk;
+
+	blk = kzalloc(sizeof(*blk), GFP_KERNEL);
+	if (!blk)
+		return NULL;
+	blk->block = block;
+	blk->tc = tc;
+	INIT_LIST_HEAD(&blk->ports);
+	INIT_LIST_HEAD(&blk->tc_masks);
+	hash_init(blk->rules);
+	return blk;
+}
+
 /* Called by flow_block_cb_free() once the block cb is off every list. */
 void xdpoff_block_release(void *cb_priv)
 {
 	struct xdpoff_block *blk = cb_priv;
-	struct xdpoff_dev *xdev = blk->xdev;
+	struct xdpoff_port *port, *tmp;
 
 	mutex_lock(&xdpoff_lock);
 	/* DESTROY normally came first; never leave a rule behind. */
-	xdpoff_rules_flush(xdev, blk);
-	list_del(&blk->list);
-	xdev->nr_blocks--;
-	__clear_bit(blk->stage, &xdev->stages_used);
+	list_for_each_entry_safe(port, tmp, &blk->ports, block_node)
+		xdpoff_port_del(port);
+	xdpoff_brules_flush(blk);
+	WARN_ON_ONCE(!list_empty(&blk->tc_masks));
 	kfree(blk);
-	xdpoff_dev_put(xdev);
 	mutex_unlock(&xdpoff_lock);
+}
+
+/*
+ * A further device on a tc block already bound elsewhere.  For a device
+ * bound through the indirect path, tcf_block_offload_bind() fails the
+ * qdisc when the block has filters in hardware already, after asking us:
+ * refuse first, or the device would be bound here and never unbound.
+ */
+static int xdpoff_block_bind_more(struct flow_block_cb *block_cb,
+				  struct xdpoff_dev *xdev,
+				  struct net_device *netdev,
+				  struct netlink_ext_ack *extack)
+{
+	struct xdpoff_block *blk = flow_block_cb_priv(block_cb);
+	struct xdpoff_port *port;
+
+	if (xdpoff_port_find(blk, netdev))
+		return -EEXIST;
+	if (!hash_empty(blk->rules)) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "a device joins a shared block only while no filter of it is offloaded");
+		xdev->last_error = KBUILD_MODNAME
+			": a device joins a shared block only while no filter of it is offloaded";
+		return -EOPNOTSUPP;
+	}
+	port = xdpoff_port_add(blk, xdev, netdev, extack);
+	if (IS_ERR(port))
+		return PTR_ERR(port);
+	flow_block_cb_incref(block_cb);
+	return 0;
 }
 
 static int xdpoff_block_bind(struct xdpoff_dev *xdev,
@@ -45,72 +167,81 @@ static int xdpoff_block_bind(struct xdpoff_dev *xdev,
 			     void *data,
 			     void (*cleanup)(struct flow_block_cb *block_cb))
 {
+	const void *ident = sch ? (const void *)&xdpoff_tc_ident : netdev;
 	struct flow_block_cb *block_cb;
 	struct xdpoff_block *blk;
+	struct xdpoff_port *port;
 
-	unsigned long stage;
-
-	if (flow_block_cb_lookup(bo->block, xdpoff_block_setup_cb, netdev))
-		return -EEXIST;
-
-	stage = find_first_zero_bit(&xdev->stages_used, XDPOFF_MAX_STAGES);
-	if (stage >= XDPOFF_MAX_STAGES) {
-		xdev->last_error = KBUILD_MODNAME
-			": too many offloaded chains on the device";
-		return -EOPNOTSUPP;
+	block_cb = flow_block_cb_lookup(bo->block, xdpoff_block_setup_cb,
+					(void *)ident);
+	if (block_cb) {
+		if (!sch)
+			return -EEXIST;
+		return xdpoff_block_bind_more(block_cb, xdev, netdev,
+					      bo->extack);
 	}
 
-	blk = kzalloc(sizeof(*blk), GFP_KERNEL);
+	blk = xdpoff_block_alloc(bo->block, sch);
 	if (!blk)
 		return -ENOMEM;
-	blk->xdev = xdev;
-	blk->block = bo->block;
-	blk->stage = stage;
-	blk->seq = ++xdev->bind_seq;
-	INIT_LIST_HEAD(&blk->driver_list);
+	port = xdpoff_port_add(blk, xdev, netdev, bo->extack);
+	if (IS_ERR(port)) {
+		kfree(blk);
+		return PTR_ERR(port);
+	}
 
-	block_cb = flow_indr_block_cb_alloc(xdpoff_block_setup_cb, netdev, blk,
+	block_cb = flow_indr_block_cb_alloc(xdpoff_block_setup_cb,
+					    (void *)ident, blk,
 					    xdpoff_block_release, bo, netdev,
 					    sch, data, NULL, cleanup);
 	if (IS_ERR(block_cb)) {
+		xdpoff_port_del(port);
 		kfree(blk);
 		return PTR_ERR(block_cb);
 	}
-
-	kref_get(&xdev->ref);
-	list_add_tail(&blk->list, &xdev->blocks);
-	xdev->nr_blocks++;
-	__set_bit(stage, &xdev->stages_used);
+	flow_block_cb_incref(block_cb);
 	flow_block_cb_add(block_cb, bo);
-	list_add_tail(&block_cb->driver_list, &blk->driver_list);
+	list_add_tail(&block_cb->driver_list, &xdpoff_block_cb_list);
 	return 0;
 }
 
 /*
- * Unbind finds the block cb by its ident, the net_device pointer, so it
- * also works after the device left xdpoff_devs (NETDEV_UNREGISTER).
+ * Unbind finds the block cb by its ident, so it also works after the
+ * device left xdpoff_devs (NETDEV_UNREGISTER).
  */
 static int xdpoff_block_unbind(struct flow_block_offload *bo,
-			       struct net_device *netdev)
+			       struct net_device *netdev, struct Qdisc *sch)
 {
+	const void *ident = sch ? (const void *)&xdpoff_tc_ident : netdev;
 	struct flow_block_cb *block_cb;
+	struct xdpoff_block *blk;
+	struct xdpoff_port *port;
 
 	block_cb = flow_block_cb_lookup(bo->block, xdpoff_block_setup_cb,
-					netdev);
+					(void *)ident);
 	if (!block_cb)
 		return -ENOENT;
+	blk = flow_block_cb_priv(block_cb);
+	port = xdpoff_port_find(blk, netdev);
+	if (!port)
+		return -ENOENT;
+
+	xdpoff_port_del(port);
+	if (flow_block_cb_decref(block_cb))
+		return 0;
 
 	/* The caller frees it, and xdpoff_block_release() then frees blk. */
 	flow_indr_block_cb_remove(block_cb, bo);
-	list_del_init(&block_cb->driver_list);
+	list_del(&block_cb->driver_list);
 	return 0;
 }
 
 /*
  * The indirect block callback, called for every flow block bound to any
- * device.  Only ingress blocks of nf_tables (sch == NULL) on devices handed
- * over by `xdpoff attach` are taken; for anything else the block's cb_list
- * stays empty and the kernel reports EOPNOTSUPP.
+ * device.  Ingress blocks of nf_tables (sch == NULL) and of tc's ingress
+ * or clsact qdisc, on devices handed over by `xdpoff attach`, are taken;
+ * for anything else the block's cb_list stays empty and the kernel
+ * reports EOPNOTSUPP.
  */
 int xdpoff_indr_setup(struct net_device *netdev, struct Qdisc *sch,
 		      void *cb_priv, enum tc_setup_type type, void *type_data,
@@ -125,9 +256,6 @@ int xdpoff_indr_setup(struct net_device *netdev, struct Qdisc *sch,
 		return -EOPNOTSUPP;
 	if (bo->binder_type != FLOW_BLOCK_BINDER_TYPE_CLSACT_INGRESS)
 		return -EOPNOTSUPP;
-	/* tc blocks come with their qdisc; only nf_tables is served yet. */
-	if (sch)
-		return -EOPNOTSUPP;
 
 	mutex_lock(&xdpoff_lock);
 	switch (bo->command) {
@@ -141,7 +269,7 @@ int xdpoff_indr_setup(struct net_device *netdev, struct Qdisc *sch,
 		err = xdpoff_block_bind(xdev, bo, netdev, sch, data, cleanup);
 		break;
 	case FLOW_BLOCK_UNBIND:
-		err = xdpoff_block_unbind(bo, netdev);
+		err = xdpoff_block_unbind(bo, netdev, sch);
 		break;
 	default:
 		err = -EOPNOTSUPP;

@@ -107,7 +107,7 @@ int xdpoff_dev_attach(struct net_device *netdev, struct bpf_map *maps[4],
 	kref_init(&xdev->ref);
 	hash_init(xdev->by_cookie);
 	hash_init(xdev->by_key);
-	INIT_LIST_HEAD(&xdev->blocks);
+	INIT_LIST_HEAD(&xdev->ports);
 	xdev->rules = maps[0];
 	xdev->masks = maps[1];
 	xdev->meta = maps[2];

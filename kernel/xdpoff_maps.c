@@ -107,6 +107,11 @@ static int xdpoff_mask_write(struct xdpoff_dev *xdev, u32 slot, bool active)
 	m.active = active;
 	m.needs = ms->needs;
 	m.stage = ms->stage;
+	m.ranges = ms->range.ranges;
+	m.sport_min = ms->range.sport_min;
+	m.sport_max = ms->range.sport_max;
+	m.dport_min = ms->range.dport_min;
+	m.dport_max = ms->range.dport_max;
 	m.min_order = ms->min_order;
 	return xdpoff_map_update(xdev->masks, &slot, &m, BPF_ANY);
 }
@@ -126,7 +131,8 @@ static int xdpoff_mask_clear(struct xdpoff_dev *xdev, u32 slot)
  * earlier may still be read by frames in flight: reuse waits a grace period.
  */
 int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
-		    const struct xdpoff_fields *mask, u32 needs, u64 order,
+		    const struct xdpoff_fields *mask,
+		    const struct xdpoff_range *range, u32 needs, u64 order,
 		    u32 *slot, struct netlink_ext_ack *extack)
 {
 	struct xdpoff_mask_slot *ms;
@@ -141,7 +147,8 @@ int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
 			continue;
 		}
 		if (ms->stage == stage && ms->needs == needs &&
-		    !memcmp(&ms->mask, mask, sizeof(*mask))) {
+		    !memcmp(&ms->mask, mask, sizeof(*mask)) &&
+		    !memcmp(&ms->range, range, sizeof(*range))) {
 			/*
 			 * min_order only goes down while the slot lives: a
 			 * stale, earlier bound only makes XDP leave more
@@ -167,6 +174,7 @@ int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
 	if (ms->used_before)
 		synchronize_rcu();
 	ms->mask = *mask;
+	ms->range = *range;
 	ms->stage = stage;
 	ms->needs = needs;
 	ms->min_order = order;

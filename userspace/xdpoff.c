@@ -442,6 +442,7 @@ struct rule {
 	struct xdpoff_rule_key		key;
 	struct xdpoff_rule_val		val;
 	const struct xdpoff_fields	*mask;
+	const struct xdpoff_mask	*slot;	/* mask, ranges */
 	__u64				packets;
 	__u64				bytes;
 	__u64				consumed_packets;
@@ -563,14 +564,13 @@ static int read_masks(struct dev_info *d, int masks_fd, int meta_fd)
 	return err;
 }
 
-static const struct xdpoff_fields *find_mask(const struct dev_info *d,
-					     __u32 id)
+static const struct xdpoff_mask *find_mask(const struct dev_info *d, __u32 id)
 {
 	__u32 i;
 
 	for (i = 0; i < d->nr_masks; i++)
 		if (d->masks[i].id == id)
-			return &d->masks[i].mask;
+			return &d->masks[i];
 	return NULL;
 }
 
@@ -635,7 +635,8 @@ static int read_rules(struct dev_info *d, int rules_fd, int stats_fd,
 		r->key = key;
 		if (bpf_map_lookup_elem(rules_fd, &key, &r->val))
 			continue;	/* deleted meanwhile */
-		r->mask = find_mask(d, key.mask_id);
+		r->slot = find_mask(d, key.mask_id);
+		r->mask = r->slot ? &r->slot->mask : NULL;
 		if (!r->mask) {
 			pr_debug("%s: rule with inactive mask %u skipped\n",
 				 d->name, key.mask_id);
@@ -703,6 +704,7 @@ static const char *action_name(__u32 action)
 	case XDPOFF_ACT_PASS:	return "pass";
 	case XDPOFF_ACT_DROP:	return "drop";
 	case XDPOFF_ACT_REDIRECT: return "fwd";
+	case XDPOFF_ACT_SOFTWARE: return "software";
 	default:		return "unknown";
 	}
 }
@@ -901,14 +903,73 @@ static void format_match(const struct rule *r, char *out, size_t size)
 	}
 	sb_u16(&b, l4, "sport", v->sport, m->sport, false);
 	sb_u16(&b, l4, "dport", v->dport, m->dport, false);
+	if (r->slot->ranges & XDPOFF_RANGE_SPORT)
+		sb_add(&b, "%s sport %u-%u", l4, r->slot->sport_min,
+		       r->slot->sport_max);
+	if (r->slot->ranges & XDPOFF_RANGE_DPORT)
+		sb_add(&b, "%s dport %u-%u", l4, r->slot->dport_min,
+		       r->slot->dport_max);
+	if (m->tos)
+		sb_add(&b, "ip tos 0x%02x/0x%02x", v->tos, m->tos);
+	if (m->ttl)
+		sb_add(&b, "ip ttl %u/0x%02x", v->ttl, m->ttl);
+	if (m->tcp_flags)
+		sb_add(&b, "tcp flags 0x%03x/0x%03x", ntohs(v->tcp_flags),
+		       ntohs(m->tcp_flags));
+	if (m->icmp_type)
+		sb_add(&b, "icmp type %u", v->icmp_type);
+	if (m->icmp_code)
+		sb_add(&b, "icmp code %u", v->icmp_code);
 	if (!b.len)
 		sb_add(&b, "any");
 }
 
-/* xdpoff_rule_val.order: nft bit, chain priority, bind order, handle. */
+/* The edits a redirecting tc filter makes, as tc names them. */
+static void format_rewrite(const struct xdpoff_rule_val *val, char *out,
+			   size_t size)
+{
+	struct sbuf b = { .s = out, .size = size };
+	char mac[32];
+	int i;
+
+	out[0] = '\0';
+	if (val->rewrite & XDPOFF_RW_VLAN_POP)
+		sb_add(&b, "vlan pop");
+	if (val->rewrite & XDPOFF_RW_VLAN_PUSH)
+		sb_add(&b, "vlan push proto 0x%04x tci 0x%04x",
+		       ntohs(val->vlan_proto), ntohs(val->vlan_tci));
+	if (val->rewrite & XDPOFF_RW_VLAN_MODIFY)
+		sb_add(&b, "vlan modify proto 0x%04x tci 0x%04x/0x%04x",
+		       ntohs(val->vlan_proto), ntohs(val->vlan_tci),
+		       ntohs(val->vlan_tci_mask));
+	if (val->rewrite & XDPOFF_RW_ETH) {
+		for (i = 0; i < 2; i++) {
+			const __u8 *k = val->eth_keep + 6 * i;
+			const __u8 *v = val->eth_val + 6 * i;
+
+			if (all_ones(k, 6) && is_zero(v, 6))
+				continue;
+			if (is_zero(k, 6))
+				sb_add(&b, "eth %s set %s", i ? "src" : "dst",
+				       fmt_mac(mac, v));
+			else
+				sb_add(&b, "eth %s edit", i ? "src" : "dst");
+		}
+	}
+}
+
+/*
+ * xdpoff_rule_val.order: hook bit (set: nft), priority; nft: chain bind
+ * order, rule handle; tc: mask and filter age.
+ */
 static unsigned int order_prio(__u64 order)
 {
 	return (order >> 47) & 0xffff;
+}
+
+static const char *order_hook(__u64 order)
+{
+	return order >> 63 ? "nft" : "tc";
 }
 
 static unsigned int order_handle(__u64 order)
@@ -933,7 +994,7 @@ static const char *plural(size_t n)
 static void print_dev_text(const struct dev_info *d)
 {
 	const struct rule *r;
-	char match[512];
+	char match[512], edits[256];
 
 	printf("%s: xdp prog id %u, %zu rule%s, %u mask%s", d->name,
 	       d->prog_id, d->nr_rules, plural(d->nr_rules), d->nr_masks,
@@ -946,8 +1007,14 @@ static void print_dev_text(const struct dev_info *d)
 		printf("  last error: %s\n", d->kinfo->last_error);
 	for (r = d->rules; r < d->rules + d->nr_rules; r++) {
 		format_match(r, match, sizeof(match));
-		printf("  prio %u handle %u  %s%s%s  %s  packets %llu bytes %llu\n",
-		       order_prio(r->val.order), order_handle(r->val.order),
+		format_rewrite(&r->val, edits, sizeof(edits));
+		if (r->val.order >> 63)
+			printf("  prio %u handle %u", order_prio(r->val.order),
+			       order_handle(r->val.order));
+		else
+			printf("  tc prio %u", order_prio(r->val.order));
+		printf("  %s%s%s%s%s  %s  packets %llu bytes %llu\n",
+		       edits, edits[0] ? ", " : "",
 		       action_name(r->val.action),
 		       r->val.action == XDPOFF_ACT_REDIRECT ? " to " : "",
 		       r->val.action == XDPOFF_ACT_REDIRECT ?
@@ -1065,6 +1132,19 @@ static void print_match_json(const struct rule *r)
 	json_num(&first, "ip_proto", v->ip_proto, m->ip_proto, 0xff);
 	json_num(&first, "sport", ntohs(v->sport), ntohs(m->sport), 0xffff);
 	json_num(&first, "dport", ntohs(v->dport), ntohs(m->dport), 0xffff);
+	if (r->slot->ranges & XDPOFF_RANGE_SPORT) {
+		json_u64(&first, "sport_min", r->slot->sport_min);
+		json_u64(&first, "sport_max", r->slot->sport_max);
+	}
+	if (r->slot->ranges & XDPOFF_RANGE_DPORT) {
+		json_u64(&first, "dport_min", r->slot->dport_min);
+		json_u64(&first, "dport_max", r->slot->dport_max);
+	}
+	json_num(&first, "tos", v->tos, m->tos, 0xff);
+	json_num(&first, "ttl", v->ttl, m->ttl, 0xff);
+	json_num(&first, "tcp_flags", ntohs(v->tcp_flags), ntohs(m->tcp_flags), 0x0fff);
+	json_num(&first, "icmp_type", v->icmp_type, m->icmp_type, 0xff);
+	json_num(&first, "icmp_code", v->icmp_code, m->icmp_code, 0xff);
 	putchar('}');
 }
 
@@ -1095,16 +1175,26 @@ static void print_dev_json(const struct dev_info *d)
 			putchar(',');
 		rfirst = true;
 		putchar('{');
+		json_key(&rfirst, "hook", "");
+		json_str(order_hook(r->val.order));
 		json_u64(&rfirst, "prio", order_prio(r->val.order));
-		json_u64(&rfirst, "handle", order_handle(r->val.order));
+		if (r->val.order >> 63)
+			json_u64(&rfirst, "handle", order_handle(r->val.order));
 		json_u64(&rfirst, "stage", r->val.stage);
 		json_key(&rfirst, "action", "");
 		json_str(action_name(r->val.action));
 		json_key(&rfirst, "match", "");
 		print_match_json(r);
 		if (r->val.action == XDPOFF_ACT_REDIRECT) {
+			char edits[256];
+
 			json_key(&rfirst, "fwd", "");
 			json_str(ifname_of(r->val.ifindex));
+			format_rewrite(&r->val, edits, sizeof(edits));
+			if (edits[0]) {
+				json_key(&rfirst, "edits", "");
+				json_str(edits);
+			}
 		}
 		json_u64(&rfirst, "packets", r->packets);
 		json_u64(&rfirst, "bytes", r->bytes);

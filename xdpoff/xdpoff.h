@@ -58,6 +58,13 @@
 #define XDPOFF_U_L3		(1U << 1)	/* IP EtherType, invalid header */
 #define XDPOFF_U_PROTO		(1U << 2)	/* IPv6 extension headers */
 #define XDPOFF_U_L4		(1U << 3)	/* transport header cut short */
+/*
+ * tc flower's dissector reads further than XDP into some frames, and not
+ * at all into others; rules of tc depend on these too.
+ */
+#define XDPOFF_U_TAG2		(1U << 4)	/* two VLAN tags or more */
+#define XDPOFF_U_TAG3		(1U << 5)	/* three VLAN tags or more */
+#define XDPOFF_U_FRAG		(1U << 6)	/* IPv4 fragment (MF or offset) */
 
 /*
  * The frame fields a rule can match on.  Every byte is significant to the
@@ -79,6 +86,14 @@ struct xdpoff_fields {
 	__be32	daddr[4];
 	__be16	sport;
 	__be16	dport;
+	/* Fields only tc flower matches on, as its dissector fills them. */
+	__u8	tos;		/* IPv4 TOS, IPv6 traffic class */
+	__u8	ttl;		/* IPv4 TTL, IPv6 hop limit */
+	__be16	tcp_flags;	/* low 12 bits of the TCP flags word; 0 if the
+				 * header is short or a fragment */
+	__u8	icmp_type;	/* ICMP and ICMPv6; 0 if short or a fragment */
+	__u8	icmp_code;
+	__u16	pad;
 };
 
 /* Key of the rules hash: mask id plus the masked frame fields. */
@@ -92,13 +107,26 @@ enum xdpoff_action {
 	XDPOFF_ACT_PASS = 0,	/* accept: ends the stage, next stage runs */
 	XDPOFF_ACT_DROP = 1,	/* final */
 	XDPOFF_ACT_REDIRECT = 2, /* final: XDP redirect to ifindex */
+	/*
+	 * final, but in software: the frame goes up unchanged and the stack
+	 * runs the rule (a tc filter that rewrites and then continues).
+	 */
+	XDPOFF_ACT_SOFTWARE = 3,
 	__XDPOFF_ACT_MAX,
 };
 
+/* xdpoff_rule_val.rewrite: what a redirect does to the frame first. */
+#define XDPOFF_RW_VLAN_POP	(1U << 0)	/* remove the outer tag */
+#define XDPOFF_RW_VLAN_PUSH	(1U << 1)	/* add vlan_proto/vlan_tci */
+#define XDPOFF_RW_VLAN_MODIFY	(1U << 2)	/* outer tag: proto, tci bits */
+#define XDPOFF_RW_ETH		(1U << 3)	/* addresses: (a & keep) ^ val */
+
 /*
  * Value of the rules hash.  order sorts every rule of a device in the
- * order software evaluates them: hook (tc before nft), chain priority,
- * chain bind order, rule position.
+ * order software evaluates them: hook (bit 63: tc before nft), then for
+ * nft chain priority, chain bind order, rule position, for tc filter
+ * priority, mask age, filter age.  The orders of two stages never
+ * interleave.
  */
 struct xdpoff_rule_val {
 	__u64	order;		/* lower runs first */
@@ -106,6 +134,13 @@ struct xdpoff_rule_val {
 	__u32	action;		/* enum xdpoff_action */
 	__u32	ifindex;	/* redirect target; 0 when unused */
 	__u32	stage;		/* 0..XDPOFF_MAX_STAGES-1: the chain */
+	__u32	rewrite;	/* XDPOFF_RW_*, with XDPOFF_ACT_REDIRECT */
+	__be16	vlan_proto;	/* push, modify */
+	__be16	vlan_tci;	/* push; modify: the bits of vlan_tci_mask */
+	__be16	vlan_tci_mask;	/* modify */
+	__u8	eth_keep[12];	/* dst, src */
+	__u8	eth_val[12];
+	__u16	pad;
 };
 
 /* Value of the masks array; slots [0, xdpoff_meta.nr_masks) are scanned. */
@@ -115,9 +150,17 @@ struct xdpoff_mask {
 	__u32			active;	/* 0: skip the slot */
 	__u32			needs;	/* XDPOFF_U_* the mask depends on */
 	__u32			stage;	/* the stage of its rules */
-	__u32			pad;
+	/*
+	 * Port ranges (tc flower), inclusive, host order: the slot serves
+	 * the rules of one range; the ranged port is masked out of the key.
+	 */
+	__u32			ranges;	/* bit 0: sport, bit 1: dport */
+	__u16			sport_min, sport_max;
+	__u16			dport_min, dport_max;
 	__u64			min_order; /* no rule of the mask is earlier */
 };
+#define XDPOFF_RANGE_SPORT	(1U << 0)
+#define XDPOFF_RANGE_DPORT	(1U << 1)
 
 /* Single entry (key 0) of the meta array. */
 struct xdpoff_meta {

@@ -7,8 +7,10 @@ the one described.  Used inside the test guest only.
 
   sendframe.py DEV --dmac MAC [--smac MAC] [--vlan ID [--vlan-pcp N]
                [--vlan-tpid 0x88a8] [--cvlan ID]]
-               [--saddr A --daddr B [--proto tcp|udp|icmp|N]
-                [--sport N] [--dport N] [--frag-offset N]]
+               [--saddr A --daddr B [--proto tcp|udp|icmp|icmpv6|N]
+                [--sport N] [--dport N] [--flags syn|ack|0xNNN]
+                [--icmp-type N --icmp-code N] [--tos N] [--ttl N]
+                [--frag-offset N] [--mf]]
                [--ethertype 0xNNNN] [--count N]
 
 --saddr/--daddr take IPv4 or IPv6 addresses; without them the frame is a
@@ -20,6 +22,7 @@ import socket
 import struct
 
 PROTOS = {"tcp": 6, "udp": 17, "icmp": 1, "icmpv6": 58}
+TCP_FLAGS = {"syn": 0x002, "ack": 0x010}
 
 
 def csum(data):
@@ -38,14 +41,19 @@ def mac(s):
 def l4(args, proto, pseudo):
     payload = b"x" * args.payload_len
     if proto == 6:
-        flags = 0x02 if args.flags == "syn" else 0x10
-        seg = struct.pack("!HHIIBBHHH", args.sport, args.dport, 1, 0,
-                          5 << 4, flags, 65535, 0, 0) + payload
+        flags = TCP_FLAGS.get(args.flags)
+        flags = int(args.flags, 0) if flags is None else flags
+        seg = struct.pack("!HHIIHHHH", args.sport, args.dport, 1, 0,
+                          5 << 12 | flags, 65535, 0, 0) + payload
         off = 16
     elif proto == 17:
         seg = struct.pack("!HHHH", args.sport, args.dport,
                           8 + len(payload), 0) + payload
         off = 6
+    elif proto in (1, 58):
+        seg = struct.pack("!BBHI", args.icmp_type, args.icmp_code, 0,
+                          0x00010001) + payload
+        off = 2
     else:
         return payload or b"\0" * 8
     c = csum(pseudo(len(seg)) + seg)
@@ -58,7 +66,8 @@ def ipv4(args, proto):
     frag = args.frag_offset // 8
     seg = l4(args, proto if frag == 0 else -1,
              lambda n: saddr + daddr + struct.pack("!BBH", 0, proto, n))
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(seg), 1, frag, 64,
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, args.tos, 20 + len(seg), 1,
+                     frag | (0x2000 if args.mf else 0), args.ttl,
                      proto, 0, saddr, daddr)
     ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
     return 0x0800, ip + seg
@@ -69,8 +78,8 @@ def ipv6(args, proto):
     daddr = socket.inet_pton(socket.AF_INET6, args.daddr)
     seg = l4(args, proto, lambda n: saddr + daddr +
              struct.pack("!IxxxB", n, proto))
-    ip = struct.pack("!IHBB16s16s", 6 << 28, len(seg), proto, 64,
-                     saddr, daddr)
+    ip = struct.pack("!IHBB16s16s", 6 << 28 | args.tos << 20, len(seg),
+                     proto, args.ttl, saddr, daddr)
     return 0x86DD, ip + seg
 
 
@@ -103,8 +112,14 @@ def main():
     p.add_argument("--proto", default="tcp")
     p.add_argument("--sport", type=int, default=40000)
     p.add_argument("--dport", type=int, default=22)
-    p.add_argument("--flags", choices=("syn", "ack"), default="syn")
+    p.add_argument("--flags", default="syn",
+                   help="TCP flags: syn, ack or a number")
+    p.add_argument("--icmp-type", type=int, default=8)
+    p.add_argument("--icmp-code", type=int, default=0)
+    p.add_argument("--tos", type=lambda x: int(x, 0), default=0)
+    p.add_argument("--ttl", type=lambda x: int(x, 0), default=64)
     p.add_argument("--frag-offset", type=int, default=0)
+    p.add_argument("--mf", action="store_true", help="more fragments")
     p.add_argument("--ethertype")
     p.add_argument("--vlan", type=int, help="outer tag's VLAN id")
     p.add_argument("--vlan-pcp", type=int, default=0)
