@@ -13,6 +13,8 @@
 #   XDPOFF_DIFF_FRAMES  frames per ruleset, default 128
 #   XDPOFF_DIFF_SEED    seed of the run, random by default; printed, so a
 #                       failing run can be repeated
+#   XDPOFF_DIFF_TC      share of rulesets with tc flower filters before the
+#                       nft chains, default 0.5
 #   XDPOFF_DIFF_PLAIN   1: only frames the XDP parser takes in full (no VLAN
 #                       tags, 802.3 lengths, bad headers, IPv6 extension
 #                       headers, truncated l4 headers)
@@ -32,10 +34,13 @@ NS_HW=${PEER_NS}h
 NS_SW=${PEER_NS}s
 PAIRS=${XDPOFF_DIFF_PAIRS:-5120}
 FRAMES=${XDPOFF_DIFF_FRAMES:-128}
+TC=${XDPOFF_DIFF_TC:-0.5}
 SUMMARY=/tmp/xdpoff-diff.summary
 
 cleanup() {
 	nft flush ruleset 2>/dev/null
+	tc qdisc del dev "$HW" ingress 2>/dev/null
+	tc qdisc del dev "$SW" ingress 2>/dev/null
 	"$XDPOFF" detach "$HW" >/dev/null 2>&1
 	unload_module
 	release_ns "$NS_HW"
@@ -76,7 +81,8 @@ seed_arg=()
 [ "${XDPOFF_DIFF_PLAIN:-0}" = 1 ] && seed_arg+=(--plain-only)
 python3 "$XDPOFF_ROOT/tests/lib/difftest.py" --hw "$HW" --sw "$SW" \
 	--hw-tx "$HW_TX@$NS_HW" --sw-tx "$SW_TX@$NS_SW" \
-	--pairs "$PAIRS" --frames "$FRAMES" ${seed_arg[@]+"${seed_arg[@]}"} \
+	--pairs "$PAIRS" --frames "$FRAMES" --tc "$TC" \
+	${seed_arg[@]+"${seed_arg[@]}"} \
 	--summary "$SUMMARY"
 rc=$?
 elapsed=$(( $(date +%s) - start ))
@@ -89,12 +95,16 @@ rulesets=$(summary rulesets)
 
 check_eq "harness self-check: a planted difference is caught (4 decisions, 2 counters)" \
 	"4,2" "$(summary canary)"
+if [ "$TC" != 0 ]; then
+	check_eq "harness self-check for tc: a planted difference is caught (4 decisions, 1 counter)" \
+		"4,1" "$(summary tc_canary)"
+fi
 check "difftest ran $PAIRS pairs (seed ${seed:-?})" \
 	test "$rc" = 0 -a "${pairs:-0}" -ge "$PAIRS"
 if ! [ "$rc" = 0 ] || ! [ "${pairs:-0}" -ge "$PAIRS" ]; then
 	for t in "0 decision mismatches" "0 rule counter mismatches" \
 		"plain drops in XDP" "no frame lost" "offload exercised" \
-		"xdp_drops agree"; do
+		"xdp_drops agree" "tc exercised"; do
 		skip "differential: $t" "difftest did not complete"
 	done
 	exit 0
@@ -108,5 +118,10 @@ check_eq "every plain frame software drops is dropped in XDP" \
 check_eq "no frame lost or added on the wire" 0 "$(summary lost)"
 check "the offload was exercised: $(summary xdp_dropped_frames) frames dropped in XDP" \
 	test "$(summary xdp_dropped_frames)" -gt $(( ${pairs:-0} / 20 ))
+if [ "$TC" != 0 ]; then
+	check "tc filters exercised: $(summary tc_filters) in $(summary tc_rulesets) rulesets, $(summary tc_not_in_hw) not in hw" \
+		test "$(summary tc_rulesets)" -gt 0 -a \
+		"$(summary tc_not_in_hw)" -lt "$(summary tc_filters)"
+fi
 check "virtio-net's xdp_drops agree ($drops >= $(summary xdp_drops))" \
 	test "$drops" -ge "$(summary xdp_drops)" -a "$(summary xdp_drops)" -gt 0

@@ -107,7 +107,7 @@ check_fails "match on ip ttl refused" "Operation not supported" \
 check_fails "dup refused by the driver" \
 	"Operation not supported" nft add rule netdev x hw ip saddr 10.0.0.1 dup to eth2
 check "driver's reason visible in xdpoff show" \
-	sh -c "$XDPOFF show $RX | grep -q 'last error: xdpoff: dup is not supported: XDP cannot clone frames'"
+	sh -c "$XDPOFF show $RX | grep -q 'last error: xdpoff: mirror and dup are not supported: XDP cannot clone frames'"
 check_fails "fwd to a device without xdpoff refused by the driver" \
 	"Operation not supported" \
 	nft add rule netdev x hw ip daddr $DADDR fwd to eth2

@@ -168,7 +168,7 @@ check "... reason: the target needs xdpoff" \
 check_fails "dup refused" "Operation not supported" \
 	load_rules 'udp dport 98 dup to eth2'
 check "... reason: XDP cannot clone" \
-	sh -c "$XDPOFF show $RX | grep -q 'dup is not supported'"
+	sh -c "$XDPOFF show $RX | grep -q 'mirror and dup are not supported: XDP cannot clone frames'"
 
 move_to_ns eth3 "$NS3"
 ip -n "$NS3" link set eth3 promisc on

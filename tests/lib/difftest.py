@@ -31,6 +31,14 @@ their ruleset, so that rules match often; a third of the frames get
 something the XDP parser or the stack treats apart (VLAN tags, 802.3
 lengths, bad or truncated headers, IPv6 extension headers, fragments).
 
+With --tc P, a ruleset gets, with probability P, tc flower filters too
+(up to 4, one priority each, drop or pass), on the ingress qdiscs of both
+devices: offloaded on HW (no skip flag: XDP and software), software only
+on SW.  tc runs before every nft chain.  The frame verdicts then are
+those of tc and nft together, and each filter's tc -s counters (packets,
+bytes) on HW must equal its twin's on SW.  The nft chain "first" runs
+after tc: a frame tc dropped is missing from @arrived on both sides.
+
 Before the random rulesets, a planted difference (a twin that differs on
 purpose) must be caught: the harness self-check.  On a mismatch, the
 frames behind a counter difference are found by sending them again one
@@ -52,6 +60,7 @@ import os
 import random
 import socket
 import struct
+import subprocess
 import sys
 import time
 
@@ -254,6 +263,7 @@ class Rule:
         self.l4 = None          # protocol number
         self.l4_how = None      # "ip", "nexthdr", "meta", None (implied)
         self.port = None        # ("sport"|"dport", n)
+        self.port_range = None  # tc only: (lo, hi) around port[1]
         self.action = "drop"
         self.comment = None
         self.order = 0          # random seed for the statement order
@@ -302,6 +312,43 @@ class Rule:
         if self.smac and self.smac[1] == b"\xff" * 6 and self.fam:
             st.sort(key=lambda x: x.startswith("ether saddr "))
         return st
+
+    def flower(self, dev):
+        """tc filter arguments, or None where flower cannot say it."""
+        if self.iiftype or self.fam == "low":
+            return None
+        if self.fam is None and (self.l4 is not None or self.port):
+            return None         # flower's ip_proto needs the protocol
+        proto = {None: "all", "ip": "ip", "ip6": "ipv6", "arp": "arp"}.get(
+            self.fam, "0x%04x" % (self.etype or 0))
+        if self.fam == "other":
+            proto = "0x%04x" % self.etype
+        keys = []
+        for name, m in (("src_mac", self.smac), ("dst_mac", self.dmac)):
+            if m is not None:
+                keys.append("%s %s/%s" % (name, mac_str(m[0]),
+                                          mac_str(m[1])))
+        if self.iif:
+            keys.append("indev %s" % (dev if self.iif == "self" else "lo"))
+        for name, a in (("src_ip", self.saddr), ("dst_ip", self.daddr)):
+            if a is not None:
+                addr = (ipaddress.IPv4Address(a[0]) if self.fam == "ip"
+                        else ipaddress.IPv6Address(a[0]))
+                keys.append("%s %s/%d" % (name, addr, a[1]))
+        if self.l4 is not None:
+            keys.append("ip_proto %s" % {TCP: "tcp", UDP: "udp", ICMP: "icmp",
+                                         ICMP6: "icmpv6"}.get(
+                                             self.l4, str(self.l4)))
+        if self.port:
+            name = "src_port" if self.port[0] == "sport" else "dst_port"
+            if self.port_range:
+                keys.append("%s %d-%d" % (name, self.port_range[0],
+                                          self.port_range[1]))
+            else:
+                keys.append("%s %d" % (name, self.port[1]))
+        return "protocol %s flower %s action %s" % (
+            proto, " ".join(keys), "drop" if self.action == "drop"
+            else "pass")
 
     def render(self, dev, counter=True):
         st = self.statements(dev)
@@ -391,6 +438,24 @@ class Chain:
         self.name = name
         self.prio = prio
         self.rules = rules
+
+
+def gen_tc(rng, batch_macs, n):
+    """Up to n tc flower filters, priorities 1.., comments t1.."""
+    rules = []
+    while len(rules) < n:
+        r = gen_rule(rng, batch_macs)
+        if r.flower("x") is None:
+            continue
+        # flower needs the protocol for an L4 protocol number
+        if r.l4 is not None and r.fam not in ("ip", "ip6"):
+            continue
+        if r.port and rng.random() < 0.4:
+            lo = max(1, r.port[1] - rng.randint(0, 3))
+            r.port_range = (lo, r.port[1] + rng.randint(1, 3))
+        r.comment = "t%d" % (len(rules) + 1)
+        rules.append(r)
+    return rules
 
 
 def gen_ruleset(rng, batch_macs, max_chains, max_rules):
@@ -595,8 +660,11 @@ class Frame:
             parts.append("made for %s" % self.target)
         return " ".join(parts)
 
-    def plain(self):
-        return not (self.kinds & NOT_PLAIN)
+    def plain(self, tc=False):
+        """tc: flower reads no transport header of any IPv4 fragment, so
+        a tc rule on one leaves fragments to software."""
+        return not (self.kinds & (NOT_PLAIN | ({"frag", "mf"} if tc
+                                               else set())))
 
 
 def random_bytes(rng, n):
@@ -828,6 +896,47 @@ class Setup:
         self.ethtool = Ethtool(self.hw)
         self.last_error_path = \
             "/sys/kernel/debug/xdpoff/%s/last_error" % self.hw
+        self.tc_rules = []
+        self.tc_sw_rules = None     # canary only: SW's differ
+        self.tc_loaded = False
+        if args.tc:
+            for dev in (self.hw, self.sw):
+                subprocess.run(["tc", "qdisc", "del", "dev", dev, "ingress"],
+                               stderr=subprocess.DEVNULL)
+                subprocess.run(["tc", "qdisc", "add", "dev", dev, "ingress"],
+                               check=True)
+
+
+def tc_load(st, rules, sw_rules=None):
+    """The filters of one ruleset on both devices (tc -batch)."""
+    cmds = []
+    for dev, rs in ((st.hw, rules), (st.sw, sw_rules or rules)):
+        cmds.append("filter del dev %s ingress" % dev)
+        for i, r in enumerate(rs):
+            cmds.append("filter add dev %s ingress prio %d %s" %
+                        (dev, i + 1, r.flower(dev)))
+    p = subprocess.run(["tc", "-force", "-batch", "-"], input="\n".join(cmds)
+                       + "\n", capture_output=True, text=True)
+    return p.returncode == 0, p.stderr
+
+
+def tc_counters(st, rules):
+    """{(table, comment): (packets, bytes)} of the filters, HW and SW."""
+    out = {}
+    for table, dev in (("xdt_hw", st.hw), ("xdt_sw", st.sw)):
+        p = subprocess.run(["tc", "-s", "-j", "filter", "show", "dev", dev,
+                            "ingress"], capture_output=True, text=True,
+                           check=True)
+        for f in json.loads(p.stdout or "[]"):
+            o = f.get("options")
+            if not o or not 1 <= f.get("pref", 0) <= len(rules):
+                continue
+            stats = o["actions"][0]["stats"]
+            out[(table, rules[f["pref"] - 1].comment)] = (
+                stats["packets"], stats["bytes"])
+            if table == "xdt_hw" and not o.get("in_hw"):
+                out[("not_in_hw", rules[f["pref"] - 1].comment)] = 1
+    return out
 
 
 class Result:
@@ -839,6 +948,12 @@ def load(st, hw_chains, sw_chains):
         render_table("xdt_hw", st.hw, hw_chains, True, False) + \
         render_table("xdt_sw", st.sw, sw_chains, False, True)
     rc, _, err = st.nft.run(text)
+    if rc == 0 and st.tc_rules is not None and (st.tc_rules or
+                                                 st.tc_loaded):
+        ok, tc_err = tc_load(st, st.tc_rules, st.tc_sw_rules)
+        st.tc_loaded = bool(st.tc_rules)
+        if not ok:
+            return False, "tc: " + tc_err, text
     return rc == 0, err, text
 
 
@@ -903,6 +1018,9 @@ def read_state(st):
                 if "counter" in e:
                     state["counters"][(r["table"], r["comment"])] = (
                         e["counter"]["packets"], e["counter"]["bytes"])
+    if st.tc_rules:
+        state["counters"].update(tc_counters(st, st.tc_rules))
+        state["tc_rules"] = st.tc_rules
     return state
 
 
@@ -936,7 +1054,8 @@ def compare(state, frames, chains, base=None):
         res.outcomes.append((hw, sw))
         if (hw == "pass") != (sw == "pass"):
             res.decisions.append((i, hw, sw))
-    for c in chains:
+    tc = state.get("tc_rules", [])
+    for c in chains + ([Chain("tc", 0, tc)] if tc else []):
         for r in c.rules:
             hw = state["counters"].get(("xdt_hw", r.comment), (None, None))
             sw = state["counters"].get(("xdt_sw", r.comment), (None, None))
@@ -1129,9 +1248,16 @@ def show_frame(f, indent="  "):
          indent + "bytes: " + f.build().hex())
 
 
+# The tc filters that went with a ruleset (its chains list), for reports.
+TC_OF = {}
+
+
 def show_ruleset(chains, dev):
     diag("  ruleset (offloaded side; the twin on the other device is the "
          "same):")
+    for i, r in enumerate(TC_OF.get(id(chains), [])):
+        diag("    tc filter add dev %s ingress prio %d %s  # %s" %
+             (dev, i + 1, r.flower(dev), r.comment))
     for line in ruleset_text(chains, dev):
         diag("    " + line)
 
@@ -1170,6 +1296,32 @@ def canary(st, rng, serial):
     return len(res.decisions), len(res.counters), None
 
 
+def tc_canary(st, rng, serial):
+    """The same for tc: t1 drops on HW and passes on SW (decisions and
+    its counter differ), t2 matches other frames on the twin."""
+    p = [b"\x02\x00\x01", b"\x02\x00\x02", b"\x0a\x00\x00"]
+    pm = mac("ff:ff:ff:00:00:00")
+
+    def rule(prefix, action, comment):
+        r = Rule()
+        r.smac = (prefix + b"\0\0\0", pm)
+        r.action = action
+        r.comment = comment
+        return r
+    st.tc_rules = [rule(p[0], "drop", "t1"), rule(p[1], "accept", "t2")]
+    st.tc_sw_rules = [rule(p[0], "accept", "t1"), rule(p[2], "accept", "t2")]
+    frames = []
+    for prefix, n in zip(p, (4, 3, 5)):
+        for _ in range(n):
+            frames.append(plain_frame(rng, prefix + serial.to_bytes(3, "big")))
+            serial += 1
+    res, err, _ = run_batch(st, [], [], frames)
+    st.tc_rules, st.tc_sw_rules = [], None
+    if res is None:
+        return None, None, err
+    return len(res.decisions), len(res.counters), None
+
+
 def plain_frame(rng, smac):
     f = base_frame(rng, smac)
     while not f.plain():
@@ -1197,6 +1349,8 @@ def main():
                     help="1: shrink the first mismatches to a reproducer")
     ap.add_argument("--diag-budget", type=float, default=90,
                     help="seconds for culprit search and minimization")
+    ap.add_argument("--tc", type=float, default=0.0,
+                    help="share of rulesets with tc flower filters too")
     ap.add_argument("--summary", required=True)
     args = ap.parse_args()
 
@@ -1217,9 +1371,16 @@ def main():
     summary["canary"] = "%s,%s" % (cd, cc)
     if err:
         diag("canary ruleset refused: " + err.strip().splitlines()[0])
+    if args.tc:
+        cd, cc, err = tc_canary(st, random.Random(seed ^ 0xa5a5), serial)
+        serial += 64
+        summary["tc_canary"] = "%s,%s" % (cd, cc)
+        if err:
+            diag("tc canary refused: " + err.strip().splitlines()[0])
 
     timer = Timer()
     rulesets = pairs = draws = lost = xdp_drops_total = 0
+    tc_rulesets = tc_filters = tc_not_in_hw = 0
     refused = {}
     dec_mm = cnt_pkts = cnt_bytes = 0
     dec_examples, cnt_examples, early_missed = [], [], []
@@ -1234,7 +1395,11 @@ def main():
         macs = batch_macs(rng, n, serial)
         serial += n
         chains = gen_ruleset(rng, macs, args.max_chains, args.max_rules)
-        frames = gen_frames(rng, chains, macs)
+        st.tc_rules = gen_tc(rng, macs, rng.randint(1, 4)) \
+            if rng.random() < args.tc else []
+        frames = gen_frames(rng, chains + (
+            [Chain("tc", 0, st.tc_rules)] if st.tc_rules else []), macs)
+        TC_OF[id(chains)] = st.tc_rules
         if args.plain_only:
             frames = [f if f.plain() else plain_frame(rng, f.smac)
                       for f in frames]
@@ -1250,6 +1415,11 @@ def main():
             continue
         rulesets += 1
         pairs += n
+        if st.tc_rules:
+            tc_rulesets += 1
+            tc_filters += len(st.tc_rules)
+            tc_not_in_hw += sum(1 for k in res.state["counters"]
+                                if k[0] == "not_in_hw")
         xdp_drops_total += res.xdp_drops
         if res.rx != (n, n):
             lost += 1
@@ -1280,7 +1450,7 @@ def main():
                 mix["sw no match"] += 1
             if hw == "xdp":
                 mix["xdp drop"] += 1
-            if f.plain():
+            if f.plain(tc=bool(st.tc_rules)):
                 plain["frames"] += 1
                 if sw == "drop":
                     plain["sw drops"] += 1
@@ -1316,6 +1486,9 @@ def main():
           sum(refused.values())))
     for why, n in sorted(refused.items(), key=lambda x: -x[1]):
         diag("  refused %dx: %s" % (n, why))
+    if args.tc:
+        diag("tc: %d rulesets with %d flower filters, %d of them not in hw "
+             "(software only)" % (tc_rulesets, tc_filters, tc_not_in_hw))
     diag("decisions: %s" % ", ".join("%s %d" % kv for kv in mix.items()))
     diag("frames: %s" % ", ".join("%s %d" % kv for kv in sorted(
         kinds.items(), key=lambda x: -x[1])))
@@ -1359,6 +1532,9 @@ def main():
             todo.append(("counters", chains, frames[culprits[0][0]]))
             break
     for kind, chains, f in todo if args.minimize else ():
+        st.tc_rules = TC_OF.get(id(chains), [])
+        for i, r in enumerate(st.tc_rules):
+            diag("  with tc filter prio %d %s" % (i + 1, r.flower(st.hw)))
         chains, res = minimize(st, chains, f, kind, time.monotonic() +
                                args.diag_budget / 3)
         if res is None or not getattr(res, kind):
@@ -1383,6 +1559,8 @@ def main():
         xdp_drops_total, "xdp_dropped_frames": mix["xdp drop"],
         "sw_drops": mix["sw drop"], "plain_sw_drops": plain["sw drops"],
         "plain_not_early": len(early_missed), "lost": lost,
+        "tc_rulesets": tc_rulesets, "tc_filters": tc_filters,
+        "tc_not_in_hw": tc_not_in_hw,
     })
     with open(args.summary, "w") as f:
         for k, v in summary.items():

@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Raw generic netlink requests to the xdpoff module, well-formed or not.
+
+Used inside the test guest only, to check that the control interface
+answers every request, hostile ones included, with a clear errno.
+
+  nlctl.py attach IFINDEX FD FD FD FD   one ATTACH, fds as given
+  nlctl.py attach-maps IFINDEX KIND     ATTACH with four maps this script
+                                        creates (KIND: ok, hash, small,
+                                        value, order, notmap, badfd)
+  nlctl.py raw CMD [TYPE:HEX ...]       one request with the attributes
+                                        given as type:payload-hex
+  nlctl.py detach IFINDEX
+  nlctl.py get                          dump: ifindex of each device
+  nlctl.py fuzz N SEED                  N random requests
+
+Prints "errno NAME message" (NAME 0 on success) for single requests; fuzz
+prints a tally of the errnos and exits 1 if a request got no answer.
+"""
+import ctypes
+import errno
+import os
+import random
+import socket
+import struct
+import sys
+
+NETLINK_GENERIC = 16
+NETLINK_EXT_ACK = 11
+SOL_NETLINK = 270
+GENL_ID_CTRL = 0x10
+CTRL_CMD_GETFAMILY = 3
+CTRL_ATTR_FAMILY_ID = 1
+CTRL_ATTR_FAMILY_NAME = 2
+NLM_F_REQUEST, NLM_F_ACK, NLM_F_DUMP = 1, 4, 0x300
+NLMSG_ERROR, NLMSG_DONE = 2, 3
+NLMSGERR_ATTR_MSG = 1
+
+CMD = {"attach": 1, "detach": 2, "get": 3}
+A_IFINDEX, A_RULES, A_MASKS, A_META, A_STATS = 1, 2, 3, 4, 5
+
+# The contract of xdpoff/xdpoff.h, as the maps must be.
+FIELDS = 68
+RULE_KEY, RULE_VAL = 4 + FIELDS, 64
+MASK_VAL = FIELDS + 4 * 5 + 8 + 8
+MAX_MASKS = 32
+BPF_MAP_CREATE = 0
+HASH, ARRAY, PERCPU_ARRAY = 1, 2, 6
+
+
+def bpf_map(mtype, key, value, entries):
+    attr = struct.pack("IIIII", mtype, key, value, entries, 0) + b"\0" * 108
+    buf = ctypes.create_string_buffer(attr, len(attr))
+    libc = ctypes.CDLL(None, use_errno=True)
+    fd = libc.syscall(321, BPF_MAP_CREATE, buf, len(attr))
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), "bpf(BPF_MAP_CREATE)")
+    return fd
+
+
+def maps(kind):
+    """Four map fds, right or wrong in one way."""
+    spec = [(HASH, RULE_KEY, RULE_VAL, 64), (ARRAY, 4, MASK_VAL, MAX_MASKS),
+            (ARRAY, 4, 8, 1), (PERCPU_ARRAY, 4, 32, 64)]
+    if kind == "hash":          # masks as a hash, not an array
+        spec[1] = (HASH, 4, MASK_VAL, MAX_MASKS)
+    elif kind == "small":       # masks array too short
+        spec[1] = (ARRAY, 4, MASK_VAL, 4)
+    elif kind == "value":       # rule values of the wrong size
+        spec[0] = (HASH, RULE_KEY, RULE_VAL - 8, 64)
+    fds = [bpf_map(*s) for s in spec]
+    if kind == "order":         # two maps swapped
+        fds[0], fds[1] = fds[1], fds[0]
+    elif kind == "notmap":      # an fd that is no map
+        fds[2] = os.open("/dev/null", os.O_RDONLY)
+    elif kind == "badfd":       # no such fd
+        fds[3] = 987
+    return fds
+
+
+def attr(t, payload):
+    a = struct.pack("HH", 4 + len(payload), t) + payload
+    return a + b"\0" * (-len(a) % 4)
+
+
+class Genl:
+    def __init__(self):
+        self.s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW,
+                               NETLINK_GENERIC)
+        self.s.setsockopt(SOL_NETLINK, NETLINK_EXT_ACK, 1)
+        self.s.settimeout(5)
+        self.seq = 0
+        self.family = None
+        err, _, replies = self.request(
+            GENL_ID_CTRL, CTRL_CMD_GETFAMILY,
+            attr(CTRL_ATTR_FAMILY_NAME, b"xdpoff\0"))
+        if err:
+            raise OSError(-err, "family xdpoff: %s" % os.strerror(-err))
+        for t, v in replies[0]:
+            if t == CTRL_ATTR_FAMILY_ID:
+                self.family = struct.unpack("H", v[:2])[0]
+
+    def request(self, family, cmd, attrs=b"", flags=NLM_F_ACK, version=1):
+        self.seq += 1
+        body = struct.pack("BBH", cmd, version, 0) + attrs
+        msg = struct.pack("IHHII", 16 + len(body), family,
+                          NLM_F_REQUEST | flags, self.seq, 0) + body
+        self.s.send(msg)
+        replies = []
+        while True:
+            data = self.s.recv(65536)
+            off = 0
+            while off < len(data):
+                ln, typ, fl, seq, _ = struct.unpack_from("IHHII", data, off)
+                if ln < 16:
+                    raise RuntimeError("bad netlink message")
+                if seq != self.seq:
+                    off += (ln + 3) & ~3
+                    continue
+                if typ == NLMSG_ERROR:
+                    err = struct.unpack_from("i", data, off + 16)[0]
+                    msg = ""
+                    inner = struct.unpack_from("I", data, off + 20)[0]
+                    tlv = off + 16 + 4 + (inner if fl & 0x100 == 0 and err
+                                          else 16)
+                    while tlv + 4 <= off + ln:
+                        al, at = struct.unpack_from("HH", data, tlv)
+                        if al < 4:
+                            break
+                        if at == NLMSGERR_ATTR_MSG:
+                            msg = data[tlv + 4:tlv + al].rstrip(b"\0") \
+                                .decode(errors="replace")
+                        tlv += (al + 3) & ~3
+                    return err, msg, replies
+                if typ == NLMSG_DONE:
+                    return 0, "", replies
+                replies.append(parse_attrs(data[off + 20:off + ln]))
+                off += (ln + 3) & ~3
+
+
+def parse_attrs(b):
+    out, off = [], 0
+    while off + 4 <= len(b):
+        ln, t = struct.unpack_from("HH", b, off)
+        if ln < 4:
+            break
+        out.append((t & 0x3fff, b[off + 4:off + ln]))
+        off += (ln + 3) & ~3
+    return out
+
+
+def show(err, msg):
+    name = errno.errorcode.get(-err, str(-err)) if err else "0"
+    print("errno %s %s" % (name, msg))
+    return 0
+
+
+def attach_attrs(ifindex, fds):
+    return attr(A_IFINDEX, struct.pack("I", ifindex)) + b"".join(
+        attr(t, struct.pack("I", fd)) for t, fd in
+        zip((A_RULES, A_MASKS, A_META, A_STATS), fds))
+
+
+def fuzz(g, n, seed):
+    rng = random.Random(seed)
+    tally = {}
+    devnull = os.open("/dev/null", os.O_RDONLY)
+    for _ in range(n):
+        cmd = rng.choice((0, 1, 2, 3, 4, 7, 200))
+        attrs = b""
+        for _ in range(rng.randint(0, 7)):
+            t = rng.choice((0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0x8001))
+            ln = rng.choice((0, 1, 2, 4, 4, 4, 8, 64))
+            v = bytes(rng.getrandbits(8) for _ in range(ln))
+            if ln == 4 and rng.random() < 0.5:
+                v = struct.pack("I", rng.choice((0, 1, 2, 3, 4, devnull,
+                                                 0xffffffff)))
+            attrs += attr(t, v)
+        if rng.random() < 0.05:
+            attrs += b"\x03\x00"        # a truncated attribute header
+        flags = rng.choice((NLM_F_ACK, NLM_F_ACK | NLM_F_DUMP))
+        try:
+            err, _, _ = g.request(g.family, cmd, attrs, flags,
+                                  rng.choice((0, 1, 2)))
+        except socket.timeout:
+            print("no answer: cmd %d attrs %s" % (cmd, attrs.hex()))
+            return 1
+        name = errno.errorcode.get(-err, str(-err)) if err else "0"
+        tally[name] = tally.get(name, 0) + 1
+    print("answers: " + ", ".join("%s %d" % kv for kv in sorted(
+        tally.items(), key=lambda x: -x[1])))
+    return 0
+
+
+def main():
+    a = sys.argv[1:]
+    g = Genl()
+    if a[0] == "attach":
+        fds = [int(x) for x in a[2:6]]
+        return show(*g.request(g.family, CMD["attach"],
+                               attach_attrs(int(a[1]), fds))[:2])
+    if a[0] == "attach-maps":
+        return show(*g.request(g.family, CMD["attach"],
+                               attach_attrs(int(a[1]), maps(a[2])))[:2])
+    if a[0] == "detach":
+        return show(*g.request(g.family, CMD["detach"],
+                               attr(A_IFINDEX, struct.pack("I", int(a[1]))))
+                    [:2])
+    if a[0] == "raw":
+        attrs = b""
+        for spec in a[2:]:
+            t, _, hexv = spec.partition(":")
+            attrs += attr(int(t), bytes.fromhex(hexv))
+        return show(*g.request(g.family, int(a[1]), attrs)[:2])
+    if a[0] == "get":
+        err, msg, replies = g.request(g.family, CMD["get"], b"",
+                                      NLM_F_ACK | NLM_F_DUMP)
+        if err:
+            return show(err, msg)
+        for r in replies:
+            for t, v in r:
+                if t == A_IFINDEX:
+                    print(struct.unpack("I", v[:4])[0])
+        return 0
+    if a[0] == "fuzz":
+        return fuzz(g, int(a[1]), int(a[2]))
+    print(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
