@@ -215,6 +215,8 @@ int xdpoff_maps_validate(struct bpf_map *maps[4],
 			 struct netlink_ext_ack *extack);
 int xdpoff_map_update(struct bpf_map *map, const void *key,
 		      const void *value, u64 flags);
+extern u32 xdpoff_fail_nth;
+extern bool xdpoff_fault_armed;
 int xdpoff_map_delete(struct bpf_map *map, const void *key);
 int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
 		    const struct xdpoff_fields *mask,

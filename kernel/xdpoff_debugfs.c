@@ -4,6 +4,9 @@
  *   /sys/kernel/debug/xdpoff/<ifname>/rules	the shadow rule table
  *   /sys/kernel/debug/xdpoff/<ifname>/blocks	flow blocks bound
  *   /sys/kernel/debug/xdpoff/<ifname>/last_error	why the last rule was refused
+ * and one knob:
+ *   /sys/kernel/debug/xdpoff/fail_nth	the Nth map write of a rule install
+ *					from now on fails (-EIO), once
  */
 
 #include <linux/debugfs.h>
@@ -60,6 +63,7 @@ void xdpoff_debugfs_dev_del(struct xdpoff_dev *xdev)
 void xdpoff_debugfs_init(void)
 {
 	xdpoff_ddir = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	debugfs_create_u32("fail_nth", 0600, xdpoff_ddir, &xdpoff_fail_nth);
 }
 
 void xdpoff_debugfs_uninit(void)

@@ -794,9 +794,9 @@ static int xdpoff_rule_install(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
 }
 
 /* Install the block rule @br on @port's device. */
-static int xdpoff_rule_add(struct xdpoff_port *port,
-			   const struct xdpoff_brule *br,
-			   struct netlink_ext_ack *extack)
+static int __xdpoff_rule_add(struct xdpoff_port *port,
+			     const struct xdpoff_brule *br,
+			     struct netlink_ext_ack *extack)
 {
 	struct xdpoff_dev *xdev = port->xdev;
 	const struct xdpoff_match *m = &br->m;
@@ -858,6 +858,18 @@ err_unfwd:
 	xdpoff_rule_unfwd(r);
 err_free_rule:
 	kfree(r);
+	return err;
+}
+
+static int xdpoff_rule_add(struct xdpoff_port *port,
+			   const struct xdpoff_brule *br,
+			   struct netlink_ext_ack *extack)
+{
+	int err;
+
+	xdpoff_fault_armed = true;
+	err = __xdpoff_rule_add(port, br, extack);
+	xdpoff_fault_armed = false;
 	return err;
 }
 

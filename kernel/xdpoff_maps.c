@@ -62,10 +62,21 @@ int xdpoff_maps_validate(struct bpf_map *maps[4],
  * The map ops expect to run like a BPF program: under RCU and on one CPU.
  * Hash map updates take the bucket lock themselves.
  */
+/*
+ * Fault injection (debugfs fail_nth): while a rule is being installed,
+ * the fail_nth-th map write from now fails with -EIO, once.
+ */
+u32 xdpoff_fail_nth;
+bool xdpoff_fault_armed;
+
 int xdpoff_map_update(struct bpf_map *map, const void *key,
 		      const void *value, u64 flags)
 {
 	int err;
+
+	lockdep_assert_held(&xdpoff_lock);
+	if (xdpoff_fault_armed && xdpoff_fail_nth && !--xdpoff_fail_nth)
+		return -EIO;
 
 	migrate_disable();
 	rcu_read_lock();
@@ -137,7 +148,7 @@ int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
 {
 	struct xdpoff_mask_slot *ms;
 	int free = -1, err;
-	u32 i;
+	u32 i, nr_masks;
 
 	for (i = 0; i < XDPOFF_MAX_MASKS; i++) {
 		ms = &xdev->mask_slots[i];
@@ -155,10 +166,14 @@ int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
 			 * frames to software.
 			 */
 			if (order < ms->min_order) {
+				u64 old = ms->min_order;
+
 				ms->min_order = order;
 				err = xdpoff_mask_write(xdev, i, true);
-				if (err)
+				if (err) {
+					ms->min_order = old;
 					goto err_msg;
+				}
 			}
 			ms->refcnt++;
 			*slot = i;
@@ -183,22 +198,28 @@ int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
 	err = xdpoff_mask_write(xdev, free, false);
 	if (err)
 		goto err_msg;
+	ms->used_before = true;
+	nr_masks = xdev->nr_masks;
 	if (free >= xdev->nr_masks) {
 		xdev->nr_masks = free + 1;
 		err = xdpoff_meta_write(xdev);
-		if (err) {
-			xdev->nr_masks = free;
-			goto err_msg;
-		}
+		if (err)
+			goto err_clear;
 	}
 	err = xdpoff_mask_write(xdev, free, true);
 	if (err)
-		goto err_msg;
+		goto err_clear;
 	ms->refcnt = 1;
-	ms->used_before = true;
 	*slot = free;
 	return 0;
 
+err_clear:
+	/* Leave the maps as they were: the slot zeroed, nr_masks back. */
+	xdpoff_mask_clear(xdev, free);
+	if (xdev->nr_masks != nr_masks) {
+		xdev->nr_masks = nr_masks;
+		xdpoff_meta_write(xdev);
+	}
 err_msg:
 	NL_SET_ERR_MSG_MOD(extack, "failed to write the masks map");
 	return err;

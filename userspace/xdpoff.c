@@ -466,6 +466,7 @@ struct dev_info {
 	const char		*name;
 	int			ifindex;
 	__u32			prog_id;
+	__u32			attached_id;	/* on the device, native mode */
 	__u32			max_rules;
 	__u32			nr_masks;	/* active ones, in masks[] */
 	struct xdpoff_mask	masks[XDPOFF_MAX_MASKS];
@@ -676,10 +677,8 @@ static int read_dev(struct dev_info *d, int ncpus)
 	d->max_rules = map_max_entries(fds[PIN_RULES]);
 	if (!d->ifindex)
 		pr_warn("%s: device is gone\n", d->name);
-	else if (!bpf_xdp_query_id(d->ifindex, XDP_FLAGS_DRV_MODE, &cur) &&
-		 cur != d->prog_id)
-		pr_warn("%s: pinned XDP program %u is not the attached one (%u)\n",
-			d->name, d->prog_id, cur);
+	else if (!bpf_xdp_query_id(d->ifindex, XDP_FLAGS_DRV_MODE, &cur))
+		d->attached_id = cur;
 
 	err = read_masks(d, fds[PIN_MASKS], fds[PIN_META]);
 	if (!err)
@@ -1003,6 +1002,10 @@ static void print_dev_text(const struct dev_info *d)
 		printf(", %u block%s", d->kinfo->nr_blocks,
 		       plural(d->kinfo->nr_blocks));
 	printf("\n");
+	if (d->attached_id != d->prog_id)
+		printf("  xdp program %u not attached to %s (%s): rules run in software only\n",
+		       d->prog_id, d->name, d->attached_id ?
+		       "another program is" : "none is");
 	if (d->kinfo && d->kinfo->last_error[0])
 		printf("  last error: %s\n", d->kinfo->last_error);
 	for (r = d->rules; r < d->rules + d->nr_rules; r++) {
@@ -1158,6 +1161,8 @@ static void print_dev_json(const struct dev_info *d)
 	json_str(d->name);
 	json_u64(&first, "ifindex", d->ifindex);
 	json_u64(&first, "prog_id", d->prog_id);
+	json_key(&first, "xdp_attached", "");
+	printf(d->attached_id == d->prog_id ? "true" : "false");
 	json_u64(&first, "max_rules", d->max_rules);
 	json_u64(&first, "masks", d->nr_masks);
 	if (d->kinfo)

@@ -1,0 +1,119 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Faults with traffic flowing: an injected failure of the Nth map write of
+# a batch (debugfs fail_nth), the XDP program taken away behind xdpoff's
+# back, rmmod and reload.  Each ends with the maps equal to the ruleset.
+set -u
+. "$(dirname "$0")/../lib/lib.sh"
+
+RX=eth1
+TX=eth0
+FAIL_NTH=/sys/kernel/debug/xdpoff/fail_nth
+V4="--saddr 10.1.2.3 --daddr 10.0.0.2"
+
+traffic_pid=
+cleanup() {
+	[ -n "$traffic_pid" ] && kill "$traffic_pid" 2>/dev/null
+	wait 2>/dev/null
+	nft flush ruleset 2>/dev/null
+	"$XDPOFF" detach $RX >/dev/null 2>&1
+	unload_module
+	ip link set $RX promisc off
+	cleanup_peer
+}
+trap cleanup EXIT
+
+maps_state() {
+	local m
+	for m in xdpoff_rules xdpoff_masks xdpoff_meta; do
+		map_dump $RX $m
+	done
+}
+
+# Frames from the peer all along: udp to ports 1..6, 4 each per round.
+traffic() {
+	while :; do
+		for p in 1 2 3 4 5 6; do
+			send $TX $RX $V4 --proto udp --dport $p --count 4
+		done
+	done
+}
+
+setup_peer $TX
+insmod "$XDPOFF_KO"
+"$XDPOFF" attach $RX
+ip link set $RX promisc on
+traffic >/dev/null 2>&1 &
+traffic_pid=$!
+
+nft -f - <<EOT
+table netdev t {
+	chain hw {
+		type filter hook ingress device $RX priority 10; policy accept; flags offload;
+		udp dport 1 counter drop
+		ip saddr 10.1.0.0/16 udp dport 2 counter drop
+	}
+}
+EOT
+before=$(maps_state)
+# Three rules, two of them with masks of their own: a dozen map writes.
+batch='add rule netdev t hw udp dport 3 counter drop
+add rule netdev t hw ip daddr 10.0.0.0/24 udp dport 4 counter drop
+add rule netdev t hw ether saddr 02:00:00:00:00:01 udp dport 5 counter drop'
+
+failed=0 bad=0 n=1
+while [ $n -le 40 ]; do
+	echo $n > $FAIL_NTH
+	if nft -f - <<<"$batch" 2>/dev/null; then
+		break
+	fi
+	failed=$((failed + 1))
+	if [ "$(maps_state)" != "$before" ]; then
+		bad=$((bad + 1))
+		echo "fail_nth $n: maps differ after the failed batch" | diag
+	fi
+	n=$((n + 1))
+done
+echo 0 > $FAIL_NTH
+check "an injected failure at each map write of the batch fails it ($failed writes)" \
+	test "$failed" -ge 3 -a $n -le 40
+check_eq "... and leaves the maps as they were, every time" 0 "$bad"
+check_eq "past the last write the batch loads: 5 rules offloaded" 5 \
+	"$(map_count $RX xdpoff_rules)"
+d0=$(xdp_drops $RX)
+WAIT_TIMEOUT=30 check "... and they drop in XDP" wait_for sh -c "[ \$(( \$(ethtool -S $RX | awk '/xdp_drops/{s+=\$2} END{print s}') - $d0 )) -ge 10 ]"
+
+# The XDP program taken away behind xdpoff's back: the rules keep working
+# in software, xdpoff show says what happened.
+prog=$(ip -j link show $RX | python3 -c 'import json,sys; print(json.load(sys.stdin)[0].get("xdp",{}).get("prog",{}).get("id",0))')
+check "ip link set xdp off behind xdpoff's back" ip link set dev $RX xdp off
+check "... xdpoff show says the program is not attached" \
+	sh -c "$XDPOFF show $RX | grep -q 'not attached'"
+c0=$(nft -j list ruleset | python3 -c 'import json,sys; print(sum(e["counter"]["packets"] for i in json.load(sys.stdin)["nftables"] if "rule" in i for e in i["rule"]["expr"] if "counter" in e))')
+WAIT_TIMEOUT=30 check "... frames are still dropped, by software" wait_for sh -c "[ \$(nft -j list ruleset | python3 -c 'import json,sys; print(sum(e[\"counter\"][\"packets\"] for i in json.load(sys.stdin)[\"nftables\"] if \"rule\" in i for e in i[\"rule\"][\"expr\"] if \"counter\" in e))') -ge $((c0 + 10)) ]"
+check "detach then works" sh -c "nft flush ruleset && $XDPOFF detach $RX"
+check "attach again" "$XDPOFF" attach $RX
+
+# rmmod with rules offloaded and frames arriving, then reload.
+nft -f - <<EOT
+table netdev t {
+	chain hw {
+		type filter hook ingress device $RX priority 10; policy accept; flags offload;
+		udp dport 1 counter drop
+	}
+}
+EOT
+check "rmmod with frames arriving" rmmod xdpoff
+check_eq "... its rules left the maps" 0 "$(map_count $RX xdpoff_rules)"
+check "reload, re-attach" sh -c "insmod $XDPOFF_KO && $XDPOFF detach $RX && $XDPOFF attach $RX"
+check "the chain, created again, is offloaded again" \
+	sh -c "nft flush ruleset && nft -f - <<EOT
+table netdev t {
+	chain hw {
+		type filter hook ingress device $RX priority 10; policy accept; flags offload;
+		udp dport 1 counter drop
+	}
+}
+EOT
+[ \$(bpftool -j map dump pinned $PIN/$RX/xdpoff_rules | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))') = 1 ]"
+echo "prog before: $prog" | diag
