@@ -41,6 +41,15 @@ static int xdpoff_block_setup_cb(enum tc_setup_type type, void *type_data,
 	return err;
 }
 
+/* Refuse a bind: tell the caller, and `xdpoff show` (nf_tables drops it). */
+static int xdpoff_bind_refuse(struct xdpoff_dev *xdev,
+			      struct netlink_ext_ack *extack, const char *msg)
+{
+	xdpoff_set_err_msg(extack, msg);
+	xdev->last_error = msg;
+	return -EOPNOTSUPP;
+}
+
 static struct xdpoff_port *xdpoff_port_find(struct xdpoff_block *blk,
 					    const struct net_device *netdev)
 {
@@ -61,13 +70,9 @@ static struct xdpoff_port *xdpoff_port_add(struct xdpoff_block *blk,
 	unsigned long stage;
 
 	stage = find_first_zero_bit(&xdev->stages_used, XDPOFF_MAX_STAGES);
-	if (stage >= XDPOFF_MAX_STAGES) {
-		NL_SET_ERR_MSG_MOD(extack,
-				   "too many offloaded chains on the device");
-		xdev->last_error = KBUILD_MODNAME
-			": too many offloaded chains on the device";
-		return ERR_PTR(-EOPNOTSUPP);
-	}
+	if (stage >= XDPOFF_MAX_STAGES)
+		return ERR_PTR(xdpoff_bind_refuse(xdev, extack, KBUILD_MODNAME
+			": too many offloaded chains on the device"));
 
 	port = kzalloc(sizeof(*port), GFP_KERNEL);
 	if (!port)
@@ -147,13 +152,9 @@ static int xdpoff_block_bind_more(struct flow_block_cb *block_cb,
 
 	if (xdpoff_port_find(blk, netdev))
 		return -EEXIST;
-	if (!hash_empty(blk->rules)) {
-		NL_SET_ERR_MSG_MOD(extack,
-				   "a device joins a shared block only while no filter of it is offloaded");
-		xdev->last_error = KBUILD_MODNAME
-			": a device joins a shared block only while no filter of it is offloaded";
-		return -EOPNOTSUPP;
-	}
+	if (!hash_empty(blk->rules))
+		return xdpoff_bind_refuse(xdev, extack, KBUILD_MODNAME
+			": a device joins a shared block only while no filter of it is offloaded");
 	port = xdpoff_port_add(blk, xdev, netdev, extack);
 	if (IS_ERR(port))
 		return PTR_ERR(port);

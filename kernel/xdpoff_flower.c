@@ -614,17 +614,14 @@ static int xdpoff_parse_actions(const struct flow_rule *rule, bool tc,
 		}
 	}
 
-	if (val->action == XDPOFF_ACT_DROP)
-		val->rewrite = 0;
-	else if (val->action == XDPOFF_ACT_PASS && val->rewrite)
+	if (val->action == XDPOFF_ACT_PASS && val->rewrite)
 		val->action = XDPOFF_ACT_SOFTWARE;
+	/* Only a redirect edits in XDP: no edit state in the map otherwise. */
 	if (val->action != XDPOFF_ACT_REDIRECT) {
-		val->rewrite = 0;
-		val->vlan_proto = 0;
-		val->vlan_tci = 0;
-		val->vlan_tci_mask = 0;
-		memset(val->eth_keep, 0, sizeof(val->eth_keep));
-		memset(val->eth_val, 0, sizeof(val->eth_val));
+		u32 action = val->action;
+
+		memset(val, 0, sizeof(*val));
+		val->action = action;
 	}
 	return 0;
 }

@@ -15,10 +15,8 @@ TX=eth0
 N=${XDPOFF_CHURN:-120}
 V4="--saddr 10.0.1.3 --daddr 10.0.0.2"
 
-traffic_pid=
 cleanup() {
-	[ -n "$traffic_pid" ] && kill "$traffic_pid" 2>/dev/null
-	wait 2>/dev/null
+	stop_traffic
 	nft flush ruleset 2>/dev/null
 	"$XDPOFF" detach $RX >/dev/null 2>&1
 	unload_module
@@ -31,10 +29,7 @@ setup_peer $TX
 insmod "$XDPOFF_KO"
 "$XDPOFF" attach $RX
 ip link set $RX promisc on
-( while :; do
-	for p in 1 2 3 4 5; do send $TX $RX $V4 --proto udp --dport $p --count 4; done
-  done ) >/dev/null 2>&1 &
-traffic_pid=$!
+start_traffic $TX $RX "1 2 3 4 5" $V4
 
 nft add table netdev t
 nft add chain netdev t hw "{ type filter hook ingress device $RX priority 10; policy accept; flags offload; }"

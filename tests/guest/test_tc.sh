@@ -169,8 +169,8 @@ check "first fragment: no ports for flower, passes as in software" wait_for seen
 check "... XDP dropped none" drops_is $RX "$d0" 0
 
 tc_filter prio 10 protocol ip flower indev eth2 ip_proto udp action drop
-check "indev of another device: in_hw, but nothing in eth1's maps" \
-	sh -c "[ $(map_count $RX xdpoff_rules) = 0 ]"
+check_eq "indev of another device: in_hw, but nothing in eth1's maps" "1 0" \
+	"$(tcf "dev $RX ingress" 10 in_hw) $(map_count $RX xdpoff_rules)"
 
 # --- refusals: the filter stays in software --------------------------------------
 # tc passes drivers its extack for skip_sw filters only, which it refuses

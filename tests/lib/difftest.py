@@ -1267,26 +1267,23 @@ def show_counters(st, counters):
                      for c, hw, sw in counters)
 
 
-def canary(st, rng, serial):
-    """A planted difference the comparison must catch: the twin of r1
-    accepts what the offloaded r1 drops (decisions differ), r2 and r3 swap
-    their matches on the twin (decisions agree, counters differ)."""
-    p = [b"\x02\x00\x01", b"\x02\x00\x02", b"\x0a\x00\x00"]
-    pm = mac("ff:ff:ff:00:00:00")
+# The planted differences: three source MAC prefixes, a rule per prefix.
+CANARY_PREFIXES = [b"\x02\x00\x01", b"\x02\x00\x02", b"\x0a\x00\x00"]
 
-    def rule(prefix, action, comment):
-        r = Rule()
-        r.smac = (prefix + b"\0\0\0", pm)
-        r.action = action
-        r.comment = comment
-        return r
-    hw = [Chain("c0", 10, [rule(p[0], "drop", "r1"), rule(p[1], "drop", "r2"),
-                           rule(p[2], "drop", "r3")])]
-    sw = [Chain("c0", 10, [rule(p[0], "accept", "r1"),
-                           rule(p[2], "drop", "r2"),
-                           rule(p[1], "drop", "r3")])]
+
+def canary_rule(i, action, comment):
+    r = Rule()
+    r.smac = (CANARY_PREFIXES[i] + b"\0\0\0", mac("ff:ff:ff:00:00:00"))
+    r.action = action
+    r.comment = comment
+    return r
+
+
+def canary_run(st, rng, serial, hw, sw):
+    """4, 3 and 5 frames of the three prefixes through HW and SW:
+    (decision mismatches, counter mismatches, refusal)."""
     frames = []
-    for prefix, n in zip(p, (4, 3, 5)):
+    for prefix, n in zip(CANARY_PREFIXES, (4, 3, 5)):
         for _ in range(n):
             frames.append(plain_frame(rng, prefix + serial.to_bytes(3, "big")))
             serial += 1
@@ -1296,30 +1293,29 @@ def canary(st, rng, serial):
     return len(res.decisions), len(res.counters), None
 
 
+def canary(st, rng, serial):
+    """A planted difference the comparison must catch: the twin of r1
+    accepts what the offloaded r1 drops (decisions differ), r2 and r3 swap
+    their matches on the twin (decisions agree, counters differ)."""
+    hw = [Chain("c0", 10, [canary_rule(0, "drop", "r1"),
+                           canary_rule(1, "drop", "r2"),
+                           canary_rule(2, "drop", "r3")])]
+    sw = [Chain("c0", 10, [canary_rule(0, "accept", "r1"),
+                           canary_rule(2, "drop", "r2"),
+                           canary_rule(1, "drop", "r3")])]
+    return canary_run(st, rng, serial, hw, sw)
+
+
 def tc_canary(st, rng, serial):
     """The same for tc: t1 drops on HW and passes on SW (decisions and
     its counter differ), t2 matches other frames on the twin."""
-    p = [b"\x02\x00\x01", b"\x02\x00\x02", b"\x0a\x00\x00"]
-    pm = mac("ff:ff:ff:00:00:00")
-
-    def rule(prefix, action, comment):
-        r = Rule()
-        r.smac = (prefix + b"\0\0\0", pm)
-        r.action = action
-        r.comment = comment
-        return r
-    st.tc_rules = [rule(p[0], "drop", "t1"), rule(p[1], "accept", "t2")]
-    st.tc_sw_rules = [rule(p[0], "accept", "t1"), rule(p[2], "accept", "t2")]
-    frames = []
-    for prefix, n in zip(p, (4, 3, 5)):
-        for _ in range(n):
-            frames.append(plain_frame(rng, prefix + serial.to_bytes(3, "big")))
-            serial += 1
-    res, err, _ = run_batch(st, [], [], frames)
-    st.tc_rules, st.tc_sw_rules = [], None
-    if res is None:
-        return None, None, err
-    return len(res.decisions), len(res.counters), None
+    st.tc_rules = [canary_rule(0, "drop", "t1"), canary_rule(1, "accept", "t2")]
+    st.tc_sw_rules = [canary_rule(0, "accept", "t1"),
+                      canary_rule(2, "accept", "t2")]
+    try:
+        return canary_run(st, rng, serial, [], [])
+    finally:
+        st.tc_rules, st.tc_sw_rules = [], None
 
 
 def plain_frame(rng, smac):

@@ -118,6 +118,26 @@ send() {
 		--dmac "$(cat /sys/class/net/"$rx"/address)" "$@"
 }
 
+# start_traffic TX RX "PORTS" sendframe-args...: in the background, round
+# after round, 4 UDP frames from the peer to RX for each port of PORTS;
+# stop_traffic ends it.
+start_traffic() {
+	local tx=$1 rx=$2 ports=$3 p
+	shift 3
+	( while :; do
+		for p in $ports; do
+			send "$tx" "$rx" "$@" --proto udp --dport "$p" --count 4
+		done
+	  done ) >/dev/null 2>&1 &
+	TRAFFIC_PID=$!
+}
+
+stop_traffic() {
+	[ -z "${TRAFFIC_PID:-}" ] || kill "$TRAFFIC_PID" 2>/dev/null
+	wait 2>/dev/null
+	TRAFFIC_PID=
+}
+
 # Number of entries in one pinned map of DEV.
 map_count() {
 	bpftool -j map dump pinned "$PIN/$1/$2" |
