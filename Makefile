@@ -4,6 +4,8 @@
 #   make          build the module, the XDP object and the CLI into build/
 #   make demo     boot the guest and show an offloaded nft ruleset at work
 #   make check    all tests (host and in-guest); ends with "N passed, N failed"
+#   make check-debug  the same suite on a debug kernel (KASAN, lockdep,
+#                 kmemleak) built from Debian's linux-source-6.1 and cached
 #
 # Missing Debian packages are installed first (scripts/deps.sh).  V=1 shows
 # the commands.
@@ -83,6 +85,24 @@ demo: all vm
 check: all vm
 	$(Q)$(ROOT)/tests/check
 
+# The debug kernel (tests/vm/debug-kernel, cached in build/cache/) and
+# xdpoff.ko built against it; the suite runs with both.  KASAN and lockdep
+# under TCG are slow: a longer guest timeout and polling budget.
+DEBUG_DIR	:= $(BUILD)/cache/debug-kernel
+DEBUG_KO	:= $(BUILD)/debug/kernel/xdpoff.ko
+
+check-debug: all vm
+	$(Q)$(ROOT)/tests/vm/debug-kernel >/dev/null
+	$(call msg,KBUILD,$(DEBUG_KO))
+	$(Q)mkdir -p $(BUILD)/debug/kernel
+	$(Q)cp $(KERNEL_SRCS) $(BUILD)/debug/kernel/
+	$(Q)$(MAKE) -C $(DEBUG_DIR)/obj M=$(BUILD)/debug/kernel \
+		XDPOFF_ROOT=$(ROOT) $(if $(Q),-s) modules
+	$(Q)XDPOFF_VM_IMAGE=$(DEBUG_DIR)/image XDPOFF_KO=$(DEBUG_KO) \
+		XDPOFF_VM_ENV="XDPOFF_KO WAIT_TIMEOUT" WAIT_TIMEOUT=60 \
+		XDPOFF_VM_MEM=3G XDPOFF_VM_TIMEOUT=$${XDPOFF_VM_TIMEOUT:-7200} \
+		XDPOFF_CHECK_LOG=$(BUILD)/check-debug.log $(ROOT)/tests/check
+
 # QUICK=1: a short run (see tests/bench/run); results in build/bench/.
 bench: all vm
 	$(Q)$(ROOT)/tests/bench/run $(if $(filter 1,$(QUICK)),--quick)
@@ -93,4 +113,4 @@ clean:
 distclean:
 	$(Q)rm -rf $(BUILD)
 
-.PHONY: all deps vm demo check bench clean distclean
+.PHONY: all deps vm demo check check-debug bench clean distclean

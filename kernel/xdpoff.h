@@ -101,7 +101,9 @@ struct xdpoff_dev {
  */
 struct xdpoff_block {
 	struct flow_block	*block;
+	struct flow_block_cb	*block_cb;
 	bool			tc;
+	bool			orphan;		/* nft: its device is gone */
 	struct list_head	ports;		/* xdpoff_port.block_node */
 	DECLARE_HASHTABLE(rules, XDPOFF_BLOCK_HASH_BITS); /* xdpoff_brule */
 	struct list_head	tc_masks;	/* struct xdpoff_tc_mask */
@@ -202,6 +204,7 @@ int xdpoff_indr_setup(struct net_device *netdev, struct Qdisc *sch,
 		      void *data,
 		      void (*cleanup)(struct flow_block_cb *block_cb));
 void xdpoff_block_release(void *cb_priv);
+void xdpoff_block_dev_gone(struct xdpoff_dev *xdev);
 
 /* xdpoff_flower.c */
 int xdpoff_flower_parse(const struct flow_rule *rule, bool tc,
@@ -216,6 +219,7 @@ int xdpoff_maps_validate(struct bpf_map *maps[4],
 int xdpoff_map_update(struct bpf_map *map, const void *key,
 		      const void *value, u64 flags);
 extern u32 xdpoff_fail_nth;
+extern u32 xdpoff_fail_permille;
 extern bool xdpoff_fault_armed;
 int xdpoff_map_delete(struct bpf_map *map, const void *key);
 int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,

@@ -17,6 +17,7 @@
 
 #include <linux/slab.h>
 #include <net/flow_offload.h>
+#include <net/netfilter/nf_tables.h>
 #include <net/pkt_cls.h>
 
 #include "xdpoff.h"
@@ -36,9 +37,16 @@ static int xdpoff_block_setup_cb(enum tc_setup_type type, void *type_data,
 		return -EOPNOTSUPP;
 
 	mutex_lock(&xdpoff_lock);
-	err = xdpoff_flower_setup(blk, type_data);
+	/* An orphan has no device left: nothing to install or count. */
+	err = blk->orphan ? 0 : xdpoff_flower_setup(blk, type_data);
 	mutex_unlock(&xdpoff_lock);
 	return err;
+}
+
+static bool xdpoff_is_orphan(const struct flow_block_cb *block_cb)
+{
+	return block_cb->cb == xdpoff_block_setup_cb &&
+	       ((struct xdpoff_block *)block_cb->cb_priv)->orphan;
 }
 
 /* Refuse a bind: tell the caller, and `xdpoff show` (nf_tables drops it). */
@@ -200,10 +208,31 @@ static int xdpoff_block_bind(struct xdpoff_dev *xdev,
 		kfree(blk);
 		return PTR_ERR(block_cb);
 	}
+	blk->block_cb = block_cb;
 	flow_block_cb_incref(block_cb);
 	flow_block_cb_add(block_cb, bo);
 	list_add_tail(&block_cb->driver_list, &xdpoff_block_cb_list);
 	return 0;
+}
+
+/*
+ * Hand the orphaned cbs of an nft block back with this unbind: nf_tables
+ * frees them with the device's own.  Called under flow_indr_block_lock and
+ * nft's commit_mutex, which protect the lists.
+ */
+static int xdpoff_orphans_sweep(struct flow_block_offload *bo)
+{
+	struct flow_block_cb *block_cb, *next;
+	int n = 0;
+
+	list_for_each_entry_safe(block_cb, next, &bo->block->cb_list, list) {
+		if (!xdpoff_is_orphan(block_cb))
+			continue;
+		flow_indr_block_cb_remove(block_cb, bo);
+		list_del(&block_cb->driver_list);
+		n++;
+	}
+	return n;
 }
 
 /*
@@ -217,15 +246,16 @@ static int xdpoff_block_unbind(struct flow_block_offload *bo,
 	struct flow_block_cb *block_cb;
 	struct xdpoff_block *blk;
 	struct xdpoff_port *port;
+	int swept = sch ? 0 : xdpoff_orphans_sweep(bo);
 
 	block_cb = flow_block_cb_lookup(bo->block, xdpoff_block_setup_cb,
 					(void *)ident);
 	if (!block_cb)
-		return -ENOENT;
+		return swept ? 0 : -ENOENT;
 	blk = flow_block_cb_priv(block_cb);
 	port = xdpoff_port_find(blk, netdev);
 	if (!port)
-		return -ENOENT;
+		return swept ? 0 : -ENOENT;
 
 	xdpoff_port_del(port);
 	if (flow_block_cb_decref(block_cb))
@@ -235,6 +265,72 @@ static int xdpoff_block_unbind(struct flow_block_offload *bo,
 	flow_indr_block_cb_remove(block_cb, bo);
 	list_del(&block_cb->driver_list);
 	return 0;
+}
+
+/* The cleanup of an orphan whose chain nf_tables freed: leave ->list be. */
+static void xdpoff_orphan_cleanup(struct flow_block_cb *block_cb)
+{
+	mutex_lock(&xdpoff_lock);
+	list_del(&block_cb->driver_list);
+	mutex_unlock(&xdpoff_lock);
+	flow_block_cb_free(block_cb);
+}
+
+/* Does the chain go away with @netdev, its last device? */
+static bool xdpoff_chain_dies(struct nft_base_chain *basechain,
+			      const struct net_device *netdev)
+{
+	struct nft_hook *hook;
+	bool others = false;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(hook, &basechain->hook_list, list)
+		if (hook->ops.dev != netdev)
+			others = true;
+	rcu_read_unlock();
+	return !others;
+}
+
+/*
+ * @xdev's device is being unregistered (we run before nf_tables: see
+ * xdpoff_netdev_nb).  tc unbound its qdiscs' blocks already
+ * (dev_shutdown()).  nf_tables does not unbind in 6.1: nft_netdev_event()
+ * drops the device's hook, and a chain left without a device is freed with
+ * our cb still on it; at rmmod flow_indr_dev_unregister() would hand that
+ * cb to nft_indr_block_cleanup(), which uses the freed chain and device.
+ * So each nft cb of the device becomes an orphan: its port (rules, maps)
+ * goes now, the cb stays inert until
+ *  - the chain is freed right after us: the cb's cleanup becomes
+ *    xdpoff_orphan_cleanup(), which never touches the chain;
+ *  - or the chain lives on with its other devices: the cb stays on it, is
+ *    swept by the next unbind of the block (xdpoff_block_unbind()), or is
+ *    cleaned up by nf_tables at rmmod, with the namespace's loopback
+ *    device (alive as long as the chain) in place of the gone one.
+ * Caller holds xdpoff_lock.
+ */
+void xdpoff_block_dev_gone(struct xdpoff_dev *xdev)
+{
+	struct net_device *netdev = xdev->netdev;
+	struct flow_block_cb *block_cb;
+	struct xdpoff_port *port, *tmp;
+	struct xdpoff_block *blk;
+
+	list_for_each_entry_safe(port, tmp, &xdev->ports, list) {
+		blk = port->blk;
+		if (blk->tc)
+			continue;
+		xdpoff_port_del(port);
+		blk->orphan = true;
+		/* A new device at the same address must not find it. */
+		blk->block_cb->cb_ident = NULL;
+		if (!xdpoff_chain_dies(blk->block_cb->indr.data, netdev)) {
+			blk->block_cb->indr.dev = dev_net(netdev)->loopback_dev;
+			continue;
+		}
+		list_for_each_entry(block_cb, &blk->block->cb_list, list)
+			if (xdpoff_is_orphan(block_cb))
+				block_cb->indr.cleanup = xdpoff_orphan_cleanup;
+	}
 }
 
 /*

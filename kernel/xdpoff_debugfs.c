@@ -4,9 +4,10 @@
  *   /sys/kernel/debug/xdpoff/<ifname>/rules	the shadow rule table
  *   /sys/kernel/debug/xdpoff/<ifname>/blocks	flow blocks bound
  *   /sys/kernel/debug/xdpoff/<ifname>/last_error	why the last rule was refused
- * and one knob:
- *   /sys/kernel/debug/xdpoff/fail_nth	the Nth map write of a rule install
- *					from now on fails (-EIO), once
+ * and two knobs of fault injection into the map writes of a rule install:
+ *   /sys/kernel/debug/xdpoff/fail_nth	the Nth from now on fails (-EIO), once
+ *   /sys/kernel/debug/xdpoff/fail_permille  each fails with this probability
+ *					(per thousand) until set back to 0
  */
 
 #include <linux/debugfs.h>
@@ -64,6 +65,8 @@ void xdpoff_debugfs_init(void)
 {
 	xdpoff_ddir = debugfs_create_dir(KBUILD_MODNAME, NULL);
 	debugfs_create_u32("fail_nth", 0600, xdpoff_ddir, &xdpoff_fail_nth);
+	debugfs_create_u32("fail_permille", 0600, xdpoff_ddir,
+			   &xdpoff_fail_permille);
 }
 
 void xdpoff_debugfs_uninit(void)

@@ -149,14 +149,18 @@ static int xdpoff_netdev_event(struct notifier_block *nb,
 
 	mutex_lock(&xdpoff_lock);
 	xdev = xdpoff_dev_find(netdev);
-	if (xdev)
+	if (xdev) {
+		xdpoff_block_dev_gone(xdev);
 		xdpoff_dev_unlist(xdev);
+	}
 	mutex_unlock(&xdpoff_lock);
 	return NOTIFY_DONE;
 }
 
+/* Ahead of nf_tables' notifiers (priority 0): its chains still exist. */
 static struct notifier_block xdpoff_netdev_nb = {
 	.notifier_call = xdpoff_netdev_event,
+	.priority = 1,
 };
 
 static int __init xdpoff_init(void)

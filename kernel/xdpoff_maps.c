@@ -4,6 +4,7 @@
 #include <linux/bitmap.h>
 #include <linux/bpf.h>
 #include <linux/percpu.h>
+#include <linux/random.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 
@@ -63,11 +64,24 @@ int xdpoff_maps_validate(struct bpf_map *maps[4],
  * Hash map updates take the bucket lock themselves.
  */
 /*
- * Fault injection (debugfs fail_nth): while a rule is being installed,
- * the fail_nth-th map write from now fails with -EIO, once.
+ * Fault injection, only while a rule is being installed: the fail_nth-th
+ * map write from now fails with -EIO, once (debugfs fail_nth); each map
+ * write fails with a probability of fail_permille / 1000 (debugfs
+ * fail_permille, until it is set back to 0).
  */
 u32 xdpoff_fail_nth;
+u32 xdpoff_fail_permille;
 bool xdpoff_fault_armed;
+
+static bool xdpoff_should_fail(void)
+{
+	if (!xdpoff_fault_armed)
+		return false;
+	if (xdpoff_fail_nth && !--xdpoff_fail_nth)
+		return true;
+	return xdpoff_fail_permille &&
+	       get_random_u32_below(1000) < xdpoff_fail_permille;
+}
 
 int xdpoff_map_update(struct bpf_map *map, const void *key,
 		      const void *value, u64 flags)
@@ -75,7 +89,7 @@ int xdpoff_map_update(struct bpf_map *map, const void *key,
 	int err;
 
 	lockdep_assert_held(&xdpoff_lock);
-	if (xdpoff_fault_armed && xdpoff_fail_nth && !--xdpoff_fail_nth)
+	if (xdpoff_should_fail())
 		return -EIO;
 
 	migrate_disable();

@@ -78,7 +78,7 @@ check_eq "... and leaves the maps as they were, every time" 0 "$bad"
 check_eq "past the last write the batch loads: 5 rules offloaded" 5 \
 	"$(map_count $RX xdpoff_rules)"
 d0=$(xdp_drops $RX)
-WAIT_TIMEOUT=30 check "... and they drop in XDP" wait_for sh -c "[ \$(( \$(ethtool -S $RX | awk '/xdp_drops/{s+=\$2} END{print s}') - $d0 )) -ge 10 ]"
+WAIT_TIMEOUT=30 check "... and they drop in XDP" wait_for xdp_dropped_since $RX $d0 10
 
 # The XDP program taken away behind xdpoff's back: the rules keep working
 # in software, xdpoff show says what happened.

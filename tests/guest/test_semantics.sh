@@ -286,7 +286,7 @@ send $TX $RX $V4 --proto udp --dport 55 --count 3
 ip netns exec "$NS3" python3 "$SENDFRAME" eth2 --dmac "$(cat /sys/class/net/eth3/address)" \
 	$V4 --proto udp --dport 55 --count 4
 check "two devices: both drop in XDP" \
-	wait_for sh -c "[ \$(( \$(ethtool -S eth1 | awk '/xdp_drops/{s+=\$2} END{print s}') - $d1 )) = 3 ] && [ \$(( \$(ethtool -S eth3 | awk '/xdp_drops/{s+=\$2} END{print s}') - $d3 )) = 4 ]"
+	wait_for xdp_drops_are eth1 $d1 3 eth3 $d3 4
 check_eq "two devices: one counter for both" 7 "$(nft_counter netdev t hw both)"
 nft flush ruleset
 "$XDPOFF" detach eth3

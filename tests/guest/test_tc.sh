@@ -70,7 +70,6 @@ for f in json.load(sys.stdin):
 sys.exit(1)' "$2" "$3" "${TCF_CHAIN:-0}"
 }
 tcf_is() { [ "$(tcf "$1" "$2" "$3")" = "$4" ]; }
-drops_is() { [ $(( $(xdp_drops "$1") - $2 )) = "$3" ]; }
 
 # tc_filter FLOWER-SPEC...: the only filter on eth1's ingress.
 tc_filter() {
@@ -99,7 +98,7 @@ key_case() {
 	fi
 	d0=$(xdp_drops $RX)
 	send $TX $RX "${match[@]}" --count 3
-	if wait_for drops_is $RX "$d0" 3 && tcf_is "dev $RX ingress" 10 packets 3 &&
+	if wait_for xdp_drops_are $RX "$d0" 3 && tcf_is "dev $RX ingress" 10 packets 3 &&
 	   seen_is 0; then
 		ok "key $name: matching frame dropped in XDP"
 	else
@@ -107,7 +106,7 @@ key_case() {
 		echo "xdp drops +$(( $(xdp_drops $RX) - d0 )) tc $(tcf "dev $RX ingress" 10 packets) seen $(seen)" | diag
 	fi
 	send $TX $RX "${other[@]}" --count 2
-	if wait_for seen_is 2 && drops_is $RX "$d0" 3 &&
+	if wait_for seen_is 2 && xdp_drops_are $RX "$d0" 3 &&
 	   tcf_is "dev $RX ingress" 10 packets 3; then
 		ok "key $name: other frame passes"
 	else
@@ -166,7 +165,7 @@ tc_filter prio 10 protocol ip flower ip_proto udp dst_port 53 action drop
 d0=$(xdp_drops $RX)
 send $TX $RX $V4 --proto udp --dport 53 --mf --count 2
 check "first fragment: no ports for flower, passes as in software" wait_for seen_is 2
-check "... XDP dropped none" drops_is $RX "$d0" 0
+check "... XDP dropped none" xdp_drops_are $RX "$d0" 0
 
 tc_filter prio 10 protocol ip flower indev eth2 ip_proto udp action drop
 check_eq "indev of another device: in_hw, but nothing in eth1's maps" "1 0" \
@@ -230,7 +229,7 @@ tc filter add dev $RX ingress prio 2 protocol ip flower ip_proto udp action pass
 tc filter add dev $RX ingress prio 1 protocol ip flower ip_proto udp dst_port 11 action drop
 d0=$(xdp_drops $RX)
 send $TX $RX $V4 --proto udp --dport 11 --count 3
-check "prio 1 drop before prio 2 pass: dropped in XDP" wait_for drops_is $RX "$d0" 3
+check "prio 1 drop before prio 2 pass: dropped in XDP" wait_for xdp_drops_are $RX "$d0" 3
 check_eq "... counted by the drop filter only, stack saw none" "3 0 0" \
 	"$(tcf "dev $RX ingress" 1 packets) $(tcf "dev $RX ingress" 2 packets) $(seen)"
 
@@ -243,12 +242,12 @@ check_eq "xdpoff show: tc filters run before the nft chain" "tc tc nft nft" \
 	"$("$XDPOFF" show $RX --json | python3 -c 'import json,sys; print(" ".join(r["hook"] for r in json.load(sys.stdin)[0]["rules"]))')"
 d0=$(xdp_drops $RX)
 send $TX $RX $V4 --proto udp --dport 7 --count 4
-check "tc pass, then nft drop: dropped in XDP" wait_for drops_is $RX "$d0" 4
+check "tc pass, then nft drop: dropped in XDP" wait_for xdp_drops_are $RX "$d0" 4
 check_eq "... tc and nft counted each frame once" "4 4" \
 	"$(tcf "dev $RX ingress" 1 packets) $(nft_counter netdev t hw d7)"
 d0=$(xdp_drops $RX)
 send $TX $RX $V4 --proto udp --dport 8 --count 4
-check "tc drop before nft accept: dropped in XDP" wait_for drops_is $RX "$d0" 4
+check "tc drop before nft accept: dropped in XDP" wait_for xdp_drops_are $RX "$d0" 4
 check_eq "... tc counted them, nft never saw them" "4 0 0" \
 	"$(tcf "dev $RX ingress" 2 packets) $(nft_counter netdev t hw a8) $(seen)"
 
@@ -336,13 +335,13 @@ send $TX $RX $V4 --proto udp --dport 55 --count 3
 ip netns exec "$NS3" python3 "$SENDFRAME" eth3 --dmac "$(cat /sys/class/net/eth2/address)" \
 	$V4 --proto udp --dport 55 --count 4
 check "frames into both devices dropped in XDP" \
-	wait_for sh -c "[ \$(( \$(ethtool -S eth1 | awk '/xdp_drops/{s+=\$2} END{print s}') - $d1 )) = 3 ] && [ \$(( \$(ethtool -S eth2 | awk '/xdp_drops/{s+=\$2} END{print s}') - $d2 )) = 4 ]"
+	wait_for xdp_drops_are eth1 $d1 3 eth2 $d2 4
 check_eq "... one tc counter for both" 7 "$(tcf "block 22" 1 packets)"
 check "unbind eth2" tc qdisc del dev eth2 ingress
 check_eq "... eth2's maps are empty, eth1's keep the rule" "1 0" "$(nrules $RX) $(nrules eth2)"
 d1=$(xdp_drops $RX)
 send $TX $RX $V4 --proto udp --dport 55 --count 2
-check "... eth1 still drops in XDP" wait_for drops_is $RX "$d1" 2
+check "... eth1 still drops in XDP" wait_for xdp_drops_are $RX "$d1" 2
 check "a filter added while eth2 is away" \
 	tc filter add block 22 prio 2 protocol ip flower ip_proto udp dst_port 56 action drop
 check_fails "eth2 cannot join while filters of the block are offloaded (tc's rule)" \
@@ -358,7 +357,7 @@ check_eq "... is installed on both" "1 1" "$(nrules $RX) $(nrules eth2)"
 d2=$(xdp_drops eth2)
 ip netns exec "$NS3" python3 "$SENDFRAME" eth3 --dmac "$(cat /sys/class/net/eth2/address)" \
 	$V4 --proto udp --dport 56 --count 2
-check "... and drops there in XDP" wait_for drops_is eth2 "$d2" 2
+check "... and drops there in XDP" wait_for xdp_drops_are eth2 "$d2" 2
 tc qdisc del dev eth2 ingress
 check "last unbind" tc qdisc del dev $RX ingress
 check_eq "... every map is empty, no block left" "0 0 0 0" \

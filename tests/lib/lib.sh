@@ -6,7 +6,7 @@
 XDPOFF_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=$XDPOFF_ROOT/build
 XDPOFF=$BUILD/xdpoff
-XDPOFF_KO=$BUILD/kernel/xdpoff.ko
+XDPOFF_KO=${XDPOFF_KO:-$BUILD/kernel/xdpoff.ko}	# make check-debug: its own build
 SENDFRAME=$XDPOFF_ROOT/tests/lib/sendframe.py
 PIN=/sys/fs/bpf/xdpoff
 
@@ -71,6 +71,25 @@ wait_for() {
 		[ "$(date +%s)" -lt "$deadline" ] || return 1
 		sleep 0.1
 	done
+}
+
+# vm_monitor CMDLINE: run a QEMU monitor (HMP) command on the host, through
+# tests/vm/monitor-agent; prints its output, fails if QEMU refused it.
+vm_monitor() {
+	local dir=${XDPOFF_VM_IO:?not in the test guest}/monitor name i
+	name=$$.$RANDOM
+	[ -d "$dir" ] || return 1
+	echo "$*" > "$dir/$name.tmp" && mv "$dir/$name.tmp" "$dir/$name.req" || return 1
+	for i in $(seq 300); do
+		if [ -f "$dir/$name.rep" ]; then
+			tail -n +2 "$dir/$name.rep"
+			[ "$(head -n1 "$dir/$name.rep")" = ok ]
+			return
+		fi
+		sleep 0.1
+	done
+	echo "vm_monitor: no answer from the host in 30 s" >&2
+	return 1
 }
 
 # The sending NIC goes into a namespace of its own, so frames cross the
@@ -192,6 +211,21 @@ xdp_packets_is() {
 # ethtool -S counter of virtio-net, summed over queues.
 xdp_drops() {
 	ethtool -S "$1" | awk '/rx_queue_[0-9]+_xdp_drops:/ { s += $2 } END { print s + 0 }'
+}
+
+# xdp_dropped_since DEV BASE N: at least N frames dropped in XDP on DEV
+# since xdp_drops gave BASE, for wait_for.
+xdp_dropped_since() {
+	[ $(( $(xdp_drops "$1") - $2 )) -ge "$3" ]
+}
+
+# xdp_drops_are DEV BASE N [DEV BASE N...]: exactly N frames dropped in XDP
+# on each DEV since BASE, for wait_for.
+xdp_drops_are() {
+	while [ $# -ge 3 ]; do
+		[ $(( $(xdp_drops "$1") - $2 )) -eq "$3" ] || return 1
+		shift 3
+	done
 }
 
 load_module() {

@@ -1,0 +1,108 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Hot-unplug of the attached virtio-net NIC (QEMU device_del, run on the
+# host by tests/vm/monitor-agent) with nft and tc rules offloaded and
+# frames arriving: no oops, the module forgets the device, nf_tables'
+# chain on it goes away, a chain it shared with eth1 keeps working there;
+# the NIC plugged back in is attached and offloads again.
+# Runs last: eth3 is away for a while.
+set -u
+. "$(dirname "$0")/../lib/lib.sh"
+
+RX=eth3
+TX=eth2
+NIC=nic3			# QEMU's id of eth3 (tests/vm/run)
+MAC=52:54:00:00:00:03
+V4="--saddr 10.3.0.1 --daddr 10.0.0.2"
+
+# The NIC with MAC, whatever the kernel named it.
+nic_by_mac() {
+	local d
+	for d in /sys/class/net/*; do
+		[ "$(cat "$d/address" 2>/dev/null)" = $MAC ] && { echo "${d##*/}"; return 0; }
+	done
+	return 1
+}
+
+cleanup() {
+	stop_traffic
+	nft flush ruleset 2>/dev/null
+	tc qdisc del dev $RX ingress 2>/dev/null
+	"$XDPOFF" detach $RX >/dev/null 2>&1
+	"$XDPOFF" detach eth1 >/dev/null 2>&1
+	unload_module
+	cleanup_peer
+}
+trap cleanup EXIT
+
+if ! vm_monitor info pci >/dev/null; then
+	skip "hot-unplug of an attached NIC" "no QEMU monitor (not run by tests/vm/run)"
+	exit 0
+fi
+
+setup_peer $TX
+load_module
+"$XDPOFF" attach $RX
+"$XDPOFF" attach eth1
+ip link set $RX promisc on
+# nf_tables frees chain hw with eth3; chain multi lives on with eth1.
+nft -f - <<EOT
+table netdev t {
+	chain hw {
+		type filter hook ingress device $RX priority 10; policy accept; flags offload;
+		udp dport 1 counter drop
+	}
+	chain multi {
+		type filter hook ingress devices = { eth1, $RX } priority 20; policy accept; flags offload;
+		udp dport 7 counter drop
+	}
+}
+EOT
+tc qdisc add dev $RX ingress
+tc filter add dev $RX ingress pref 1 protocol ip flower ip_proto udp dst_port 2 action drop
+check_eq "two nft chains and a tc filter offloaded on eth3, one chain on eth1 too" \
+	"3 1" "$(map_count $RX xdpoff_rules) $(map_count eth1 xdpoff_rules)"
+start_traffic $TX $RX "1 2" $V4
+d0=$(xdp_drops $RX)
+WAIT_TIMEOUT=30 check "... frames dropped in XDP" wait_for xdp_dropped_since $RX $d0 10
+
+check "device_del $NIC (eth3) through the QEMU monitor, frames arriving" \
+	vm_monitor device_del $NIC
+WAIT_TIMEOUT=60 check "... the guest lets the NIC go" wait_for sh -c "! ip link show $RX"
+stop_traffic
+check "... the module forgets it" sh -c "[ ! -e /sys/kernel/debug/xdpoff/$RX ]"
+check "... nf_tables' chain on it went away" sh -c "! nft list chain netdev t hw"
+hooks=$(nft list chain netdev t multi | grep -o 'hook ingress .* priority' | tr -d '"')
+check "... the shared chain stays, on eth1 only ($hooks)" \
+	sh -c "echo '$hooks' | grep -q eth1 && ! echo '$hooks' | grep -q $RX"
+check "... a rule added to it" nft add rule netdev t multi udp dport 8 counter drop
+check_eq "... is offloaded on eth1" 2 "$(map_count eth1 xdpoff_rules)"
+check "... the chain deleted" nft delete chain netdev t multi
+check_eq "... leaves eth1's maps empty" 0 "$(map_count eth1 xdpoff_rules)"
+check "... xdpoff show says the device is gone" \
+	sh -c "$XDPOFF show $RX 2>&1 | grep -q 'device is gone'"
+check "... xdpoff detach removes what is left" "$XDPOFF" detach $RX
+check "... nothing pinned for it" sh -c "[ ! -e $PIN/$RX ]"
+check "the module unloads and loads with the NIC gone" \
+	sh -c "$XDPOFF detach eth1 && rmmod xdpoff && insmod $XDPOFF_KO"
+
+check "device_add plugs it back" vm_monitor device_add \
+	"virtio-net-pci,id=$NIC,netdev=n3,romfile=,mac=$MAC"
+WAIT_TIMEOUT=60 check "... the guest sees it" wait_for nic_by_mac
+dev=$(nic_by_mac)
+[ "$dev" = $RX ] || ip link set dev "$dev" name $RX
+ip link set $RX up
+ip link set $RX promisc on
+check "attach the new NIC" "$XDPOFF" attach $RX
+nft -f - <<EOT
+table netdev t {
+	chain hw {
+		type filter hook ingress device $RX priority 10; policy accept; flags offload;
+		udp dport 1 counter drop
+	}
+}
+EOT
+check_eq "... an offload chain on it offloads again" 1 "$(map_count $RX xdpoff_rules)"
+start_traffic $TX $RX "1" $V4
+d0=$(xdp_drops $RX)
+WAIT_TIMEOUT=30 check "... and drops in XDP" wait_for xdp_dropped_since $RX $d0 10
