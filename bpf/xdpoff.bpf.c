@@ -195,10 +195,12 @@ static __always_inline int is_tpid(__be16 proto)
  * would, or -1 for a frame to leave alone.  The stack strips one VLAN
  * tag before nf_tables runs, so the network header is parsed behind at
  * most one tag, and the stack's protocol is then not the one at offset 12.
- * A global function: the verifier checks it once, not once per caller
- * state.
+ * Not inlined: the verifier checks it once, for its one caller state.
+ * Not global either: a global function needs the kernel's BTF to be
+ * verified (the debug kernel of make check-debug has none).
  */
-__noinline int xdpoff_parse(struct xdp_md *ctx, struct xdpoff_fields *f)
+static __noinline int xdpoff_parse(struct xdp_md *ctx,
+				   struct xdpoff_fields *f)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
@@ -411,8 +413,11 @@ int xdpoff_xdp(struct xdp_md *ctx)
 		m = bpf_map_lookup_elem(&xdpoff_masks, &slot);
 		if (!m || !m->active)
 			continue;
+		st = m->stage & (XDPOFF_MAX_STAGES - 1);
+		/* No rule of the mask can beat its stage's best so far. */
+		if (m->min_order >= best.order[st])
+			continue;
 		if (m->needs & unknown) {
-			st = m->stage & (XDPOFF_MAX_STAGES - 1);
 			if (m->min_order < best.unknown[st])
 				best.unknown[st] = m->min_order;
 			continue;

@@ -18,6 +18,11 @@
  *
  * Locking: xdpoff_lock (a mutex) protects every structure below.  It is
  * taken last: under rtnl, nft's commit_mutex or flow_indr_block_lock.
+ * FLOW_CLS_STATS cannot sleep (nf_tables asks from its rule dumps, under
+ * rcu_read_lock()): it takes only xdpoff_stats_lock, a spinlock that
+ * writers also hold, inside xdpoff_lock, to change what it reads: a
+ * block's port list, a device's rules by cookie, a rule's reported
+ * counters.
  */
 #ifndef _XDPOFF_H
 #define _XDPOFF_H
@@ -180,6 +185,7 @@ struct xdpoff_brule {
 };
 
 extern struct mutex xdpoff_lock;
+extern spinlock_t xdpoff_stats_lock;
 
 /* NL_SET_ERR_MSG() of 6.1 takes only literals; @msg must be static. */
 static inline void xdpoff_set_err_msg(struct netlink_ext_ack *extack,
@@ -210,6 +216,7 @@ void xdpoff_block_dev_gone(struct xdpoff_dev *xdev);
 int xdpoff_flower_parse(const struct flow_rule *rule, bool tc,
 			struct xdpoff_match *m, struct netlink_ext_ack *extack);
 int xdpoff_flower_setup(struct xdpoff_block *blk, struct flow_cls_offload *f);
+void xdpoff_flower_stats(struct xdpoff_block *blk, struct flow_cls_offload *f);
 void xdpoff_brules_flush(struct xdpoff_block *blk);
 void xdpoff_rules_flush(struct xdpoff_dev *xdev, struct xdpoff_port *port);
 

@@ -30,15 +30,24 @@ static LIST_HEAD(xdpoff_block_cb_list);
 static int xdpoff_block_setup_cb(enum tc_setup_type type, void *type_data,
 				 void *cb_priv)
 {
+	struct flow_cls_offload *f = type_data;
 	struct xdpoff_block *blk = cb_priv;
 	int err;
 
 	if (type != TC_SETUP_CLSFLOWER)
 		return -EOPNOTSUPP;
 
+	if (f->command == FLOW_CLS_STATS) {
+		/* No sleeping: see xdpoff_stats_lock. */
+		spin_lock(&xdpoff_stats_lock);
+		xdpoff_flower_stats(blk, f);
+		spin_unlock(&xdpoff_stats_lock);
+		return 0;
+	}
+
 	mutex_lock(&xdpoff_lock);
 	/* An orphan has no device left: nothing to install or count. */
-	err = blk->orphan ? 0 : xdpoff_flower_setup(blk, type_data);
+	err = blk->orphan ? 0 : xdpoff_flower_setup(blk, f);
 	mutex_unlock(&xdpoff_lock);
 	return err;
 }
@@ -92,7 +101,9 @@ static struct xdpoff_port *xdpoff_port_add(struct xdpoff_block *blk,
 	port->seq = ++xdev->bind_seq;
 	kref_get(&xdev->ref);
 	list_add_tail(&port->list, &xdev->ports);
+	spin_lock(&xdpoff_stats_lock);
 	list_add_tail(&port->block_node, &blk->ports);
+	spin_unlock(&xdpoff_stats_lock);
 	xdev->nr_blocks++;
 	__set_bit(stage, &xdev->stages_used);
 	return port;
@@ -105,7 +116,9 @@ static void xdpoff_port_del(struct xdpoff_port *port)
 
 	xdpoff_rules_flush(xdev, port);
 	list_del(&port->list);
+	spin_lock(&xdpoff_stats_lock);
 	list_del(&port->block_node);
+	spin_unlock(&xdpoff_stats_lock);
 	xdev->nr_blocks--;
 	__clear_bit(port->stage, &xdev->stages_used);
 	kfree(port);

@@ -843,7 +843,9 @@ static int __xdpoff_rule_add(struct xdpoff_port *port,
 		goto err_free_stats;
 	hash_add(xdev->by_key, &r->key_node, xdpoff_key_hash(&r->key));
 out_add:
+	spin_lock(&xdpoff_stats_lock);
 	hash_add(xdev->by_cookie, &r->cookie_node, r->cookie);
+	spin_unlock(&xdpoff_stats_lock);
 	xdev->nr_rules++;
 	return 0;
 
@@ -878,7 +880,9 @@ static void xdpoff_rule_del(struct xdpoff_dev *xdev, struct xdpoff_rule *r)
 {
 	struct xdpoff_rule *owner, *best;
 
+	spin_lock(&xdpoff_stats_lock);
 	hash_del(&r->cookie_node);
+	spin_unlock(&xdpoff_stats_lock);
 	xdev->nr_rules--;
 	if (r->never)
 		goto out_free;
@@ -1035,8 +1039,8 @@ err_free:
 	return err;
 }
 
-static void xdpoff_block_stats(struct xdpoff_block *blk,
-			       struct flow_cls_offload *f)
+/* FLOW_CLS_STATS, under xdpoff_stats_lock only. */
+void xdpoff_flower_stats(struct xdpoff_block *blk, struct flow_cls_offload *f)
 {
 	struct xdpoff_port *port;
 	struct xdpoff_rule *r;
@@ -1084,9 +1088,6 @@ int xdpoff_flower_setup(struct xdpoff_block *blk, struct flow_cls_offload *f)
 		br = xdpoff_brule_find(blk, f->cookie);
 		if (br)
 			xdpoff_brule_del(blk, br);
-		return 0;
-	case FLOW_CLS_STATS:
-		xdpoff_block_stats(blk, f);
 		return 0;
 	default:
 		return -EOPNOTSUPP;

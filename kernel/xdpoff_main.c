@@ -15,6 +15,7 @@
 
 /* Protects xdpoff_devs and everything hanging off a device. */
 DEFINE_MUTEX(xdpoff_lock);
+DEFINE_SPINLOCK(xdpoff_stats_lock);
 LIST_HEAD(xdpoff_devs);
 
 struct xdpoff_dev *xdpoff_dev_find(const struct net_device *netdev)
