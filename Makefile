@@ -106,7 +106,7 @@ check-debug: all vm
 		XDPOFF_VM_ENV="XDPOFF_KO WAIT_TIMEOUT XDPOFF_DIFF_PAIRS" \
 		WAIT_TIMEOUT=60 XDPOFF_DIFF_PAIRS=$${XDPOFF_DIFF_PAIRS:-1280} \
 		XDPOFF_VM_MEM=3G XDPOFF_VM_TIMEOUT=$${XDPOFF_VM_TIMEOUT:-7200} \
-		XDPOFF_VM_APPEND="no_debug_objects log_buf_len=8M" \
+		XDPOFF_VM_APPEND="no_debug_objects log_buf_len=8M $${XDPOFF_VM_APPEND}" \
 		XDPOFF_CHECK_LOG=$(BUILD)/check-debug.log $(ROOT)/tests/check
 
 # QUICK=1: a short run (see tests/bench/run); results in build/bench/.
