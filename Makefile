@@ -88,7 +88,8 @@ check: all vm
 # The debug kernel (tests/vm/debug-kernel, cached in build/cache/) and
 # xdpoff.ko built against it; the suite runs with both.  KASAN and lockdep
 # under TCG are slow: a longer guest timeout and polling budget, a quarter
-# of the differential test's pairs unless XDPOFF_DIFF_PAIRS says, no debug
+# of the differential test's pairs unless XDPOFF_DIFF_PAIRS says, 150 churn
+# transactions unless XDPOFF_CHURN says (1,000 in make check), no debug
 # objects (built in, switched off for speed) and a log buffer that keeps
 # every report.  (Booting takes ~4 minutes: ACPI's AML loops time out at
 # 30 s each; ACPI stays, test_unplug.sh needs its PCI hotplug.)
@@ -103,8 +104,9 @@ check-debug: all vm
 	$(Q)$(MAKE) -C $(DEBUG_DIR)/obj M=$(BUILD)/debug/kernel \
 		XDPOFF_ROOT=$(ROOT) $(if $(Q),-s) modules
 	$(Q)XDPOFF_VM_IMAGE=$(DEBUG_DIR)/image XDPOFF_KO=$(DEBUG_KO) \
-		XDPOFF_VM_ENV="XDPOFF_KO WAIT_TIMEOUT XDPOFF_DIFF_PAIRS" \
+		XDPOFF_VM_ENV="XDPOFF_KO WAIT_TIMEOUT XDPOFF_DIFF_PAIRS XDPOFF_CHURN" \
 		WAIT_TIMEOUT=60 XDPOFF_DIFF_PAIRS=$${XDPOFF_DIFF_PAIRS:-1280} \
+		XDPOFF_CHURN=$${XDPOFF_CHURN:-150} \
 		XDPOFF_VM_MEM=3G XDPOFF_VM_TIMEOUT=$${XDPOFF_VM_TIMEOUT:-7200} \
 		XDPOFF_VM_APPEND="no_debug_objects log_buf_len=8M $${XDPOFF_VM_APPEND}" \
 		XDPOFF_CHECK_LOG=$(BUILD)/check-debug.log $(ROOT)/tests/check

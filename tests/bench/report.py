@@ -404,20 +404,21 @@ def plots(out, v, cmed, rules_list, masks_list, fits, netif):
     cpu_title = ("receiving vCPU thread, host CPU ns per frame" if use_host
                  else "receiving vCPU busy ns per frame (/proc/stat)")
 
-    lines = []
-    for rules in rules_list:
-        for m in masks_list:
-            if (rules, m) in cmed:
-                lines.append(f"{rules} {m} {cmed[(rules, m)].median}")
-        lines.append("\n")
-    w("classifier.dat", "# rules masks ns\n" + "\n".join(lines))
-    lines = []
-    for m in masks_list:
-        for rules in rules_list:
-            if (rules, m) in cmed:
-                lines.append(f"{rules} {m} {cmed[(rules, m)].median}")
-        lines.append("\n")
-    w("classifier_rules.dat", "# rules masks ns, by masks\n" + "\n".join(lines))
+    def grid(outer, inner, key):
+        """One gnuplot block per value of outer: "rules masks ns" lines."""
+        lines = []
+        for a in outer:
+            for b in inner:
+                k = key(a, b)
+                if k in cmed:
+                    lines.append(f"{k[0]} {k[1]} {cmed[k].median}")
+            lines.append("\n")
+        return "\n".join(lines)
+
+    w("classifier.dat", "# rules masks ns\n" +
+      grid(rules_list, masks_list, lambda r, m: (r, m)))
+    w("classifier_rules.dat", "# rules masks ns, by masks\n" +
+      grid(masks_list, rules_list, lambda m, r: (r, m)))
 
     rows = []
     for i, m in enumerate(NETIF_MODES):

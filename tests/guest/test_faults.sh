@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Faults with traffic flowing: an injected failure of the Nth map write of
-# a batch (debugfs fail_nth), the XDP program taken away behind xdpoff's
-# back, rmmod and reload.  Each ends with the maps equal to the ruleset.
+# a batch (debugfs fail_nth), the rule table full in the middle of a batch,
+# the XDP program taken away behind xdpoff's back, rmmod and reload.  Each ends with the maps equal to the ruleset.
 set -u
 . "$(dirname "$0")/../lib/lib.sh"
 
@@ -11,15 +11,7 @@ TX=eth0
 FAIL_NTH=/sys/kernel/debug/xdpoff/fail_nth
 V4="--saddr 10.1.2.3 --daddr 10.0.0.2"
 
-cleanup() {
-	stop_traffic
-	nft flush ruleset 2>/dev/null
-	"$XDPOFF" detach $RX >/dev/null 2>&1
-	unload_module
-	ip link set $RX promisc off
-	cleanup_peer
-}
-trap cleanup EXIT
+trap 'cleanup_offload $RX' EXIT
 
 maps_state() {
 	local m
@@ -43,15 +35,8 @@ insmod "$XDPOFF_KO"
 ip link set $RX promisc on
 start_traffic $TX $RX "1 2 3 4 5 6" $V4
 
-nft -f - <<EOT
-table netdev t {
-	chain hw {
-		type filter hook ingress device $RX priority 10; policy accept; flags offload;
-		udp dport 1 counter drop
-		ip saddr 10.1.0.0/16 udp dport 2 counter drop
-	}
-}
-EOT
+offload_chain $RX 'udp dport 1 counter drop' \
+	'ip saddr 10.1.0.0/16 udp dport 2 counter drop'
 before=$(maps_state)
 # Three rules, two of them with masks of their own: a dozen map writes.
 batch='add rule netdev t hw udp dport 3 counter drop
@@ -80,6 +65,32 @@ check_eq "past the last write the batch loads: 5 rules offloaded" 5 \
 d0=$(xdp_drops $RX)
 WAIT_TIMEOUT=30 check "... and they drop in XDP" wait_for xdp_dropped_since $RX $d0 10
 
+# The rule table full in the middle of a batch, frames arriving.
+nft flush ruleset
+"$XDPOFF" detach $RX
+check "attach with --max-rules 4, frames arriving" "$XDPOFF" attach $RX --max-rules 4
+offload_chain $RX 'udp dport 1 counter drop' \
+	'ip saddr 10.1.0.0/16 udp dport 2 counter drop'
+before=$(maps_state)
+check_fails "a batch whose third rule finds the table full fails" \
+	"Operation not supported\|No space" nft -f - <<'EOT'
+add rule netdev t hw udp dport 3 counter drop
+add rule netdev t hw udp dport 4 counter drop
+add rule netdev t hw udp dport 5 counter drop
+EOT
+check "... xdpoff show gives the reason" \
+	sh -c "$XDPOFF show $RX | grep -q 'rule table is full'"
+check_eq "... maps as before" "$before" "$(maps_state)"
+check_eq "... nft kept the two rules it had" 2 \
+	"$(nft list chain netdev t hw | grep -c 'counter packets')"
+d0=$(xdp_drops $RX)
+WAIT_TIMEOUT=30 check "... which still drop in XDP" wait_for xdp_dropped_since $RX $d0 10
+check "... a batch that fits loads" nft add rule netdev t hw udp dport 3 counter drop
+check_eq "... 3 rules offloaded" 3 "$(map_count $RX xdpoff_rules)"
+nft flush ruleset
+"$XDPOFF" detach $RX
+"$XDPOFF" attach $RX
+
 # The XDP program taken away behind xdpoff's back: the rules keep working
 # in software, xdpoff show says what happened.
 check "ip link set xdp off behind xdpoff's back" ip link set dev $RX xdp off
@@ -92,24 +103,9 @@ check "detach then works" sh -c "nft flush ruleset && $XDPOFF detach $RX"
 check "attach again" "$XDPOFF" attach $RX
 
 # rmmod with rules offloaded and frames arriving, then reload.
-nft -f - <<EOT
-table netdev t {
-	chain hw {
-		type filter hook ingress device $RX priority 10; policy accept; flags offload;
-		udp dport 1 counter drop
-	}
-}
-EOT
+offload_chain $RX 'udp dport 1 counter drop'
 check "rmmod with frames arriving" rmmod xdpoff
 check_eq "... its rules left the maps" 0 "$(map_count $RX xdpoff_rules)"
 check "reload, re-attach" sh -c "insmod $XDPOFF_KO && $XDPOFF detach $RX && $XDPOFF attach $RX"
-check "the chain, created again, is offloaded again" \
-	sh -c "nft flush ruleset && nft -f - <<EOT
-table netdev t {
-	chain hw {
-		type filter hook ingress device $RX priority 10; policy accept; flags offload;
-		udp dport 1 counter drop
-	}
-}
-EOT
-[ \$(bpftool -j map dump pinned $PIN/$RX/xdpoff_rules | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))') = 1 ]"
+check "the chain, created again" offload_chain $RX 'udp dport 1 counter drop'
+check_eq "... is offloaded again" 1 "$(map_count $RX xdpoff_rules)"

@@ -25,13 +25,8 @@ nic_by_mac() {
 }
 
 cleanup() {
-	stop_traffic
-	nft flush ruleset 2>/dev/null
 	tc qdisc del dev $RX ingress 2>/dev/null
-	"$XDPOFF" detach $RX >/dev/null 2>&1
-	"$XDPOFF" detach eth1 >/dev/null 2>&1
-	unload_module
-	cleanup_peer
+	cleanup_offload $RX eth1
 }
 trap cleanup EXIT
 
@@ -94,14 +89,7 @@ dev=$(nic_by_mac)
 ip link set $RX up
 ip link set $RX promisc on
 check "attach the new NIC" "$XDPOFF" attach $RX
-nft -f - <<EOT
-table netdev t {
-	chain hw {
-		type filter hook ingress device $RX priority 10; policy accept; flags offload;
-		udp dport 1 counter drop
-	}
-}
-EOT
+offload_chain $RX 'udp dport 1 counter drop'
 check_eq "... an offload chain on it offloads again" 1 "$(map_count $RX xdpoff_rules)"
 start_traffic $TX $RX "1" $V4
 d0=$(xdp_drops $RX)

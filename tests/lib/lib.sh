@@ -235,3 +235,33 @@ load_module() {
 unload_module() {
 	! lsmod | grep -q '^xdpoff ' || rmmod xdpoff
 }
+
+# offload_chain DEV RULE...: the ruleset becomes table netdev t with one
+# offloaded chain, hw, on DEV (priority 10) holding the RULEs.
+offload_chain() {
+	local dev=$1
+	shift
+	nft flush ruleset || return
+	{
+		echo "table netdev t {"
+		echo "  chain hw { type filter hook ingress device $dev priority 10; policy accept; flags offload;"
+		printf '    %s\n' "$@"
+		echo "  }"
+		echo "}"
+	} | nft -f -
+}
+
+# cleanup_offload DEV...: the end of a test that sent traffic to attached
+# DEVs: traffic stopped, ruleset flushed, DEVs detached and out of
+# promiscuous mode, module unloaded, peer namespace gone.
+cleanup_offload() {
+	local d
+	stop_traffic
+	nft flush ruleset 2>/dev/null
+	for d; do
+		"$XDPOFF" detach "$d" >/dev/null 2>&1
+		ip link set "$d" promisc off 2>/dev/null
+	done
+	unload_module
+	cleanup_peer
+}
