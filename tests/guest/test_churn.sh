@@ -47,7 +47,7 @@ shadow() { wc -l < /sys/kernel/debug/xdpoff/$RX/rules; }
 churn() {
 	local out
 	out=$(python3 "$XDPOFF_ROOT/tests/lib/churn.py" --chain netdev:t:hw \
-		--dev $RX --xdpoff "$XDPOFF" "$@" 2>/tmp/churn.err) || out="0 0 0 0 1"
+		--dev $RX --xdpoff "$XDPOFF" "$@" 2>/tmp/churn.err) || out="0 0 0 0 failed"
 	diag < /tmp/churn.err
 	set -- $out
 	i=$1 adds=$2 refused=$3 dels=$4 bad=$5
@@ -80,3 +80,24 @@ else:   # no BTF: little-endian bytes, nr_masks first
 }
 check_eq "after a flush: no rule in the map, none in the shadow table, no mask in use" \
 	"0 0 0" "$(map_count $RX xdpoff_rules) $(shadow) $(masks_state)"
+
+# The comparison's self-check: one rule offloaded, equal; then the action
+# of its map entry turned from drop to pass behind the module's back
+# (bpftool), which the comparison must see.
+nft add rule netdev t hw udp dport 1 counter drop
+churn --seed 0 --transactions 0
+check_eq "self-check: one rule, xdpoff show equals nft" 0 "$bad"
+# "key hex .. value hex ..": the first entry, its action (u32 at offset 12
+# of struct xdpoff_rule_val) set to XDPOFF_ACT_PASS.
+entry_as_pass() {
+	bpftool -j map dump pinned "$PIN/$RX/xdpoff_rules" | python3 -c '
+import json, sys
+e = json.load(sys.stdin)[0]
+val = [b[2:] for b in e["value"]]
+val[12:16] = ["00"] * 4
+print("key hex", " ".join(b[2:] for b in e["key"]), "value hex", " ".join(val))'
+}
+check "... the entry's action set to pass with bpftool" \
+	bpftool map update pinned "$PIN/$RX/xdpoff_rules" $(entry_as_pass)
+churn --seed 0 --transactions 0
+check_eq "... and the comparison reports the difference" 1 "$bad"

@@ -65,10 +65,18 @@ check_eq "past the last write the batch loads: 5 rules offloaded" 5 \
 d0=$(xdp_drops $RX)
 WAIT_TIMEOUT=30 check "... and they drop in XDP" wait_for xdp_dropped_since $RX $d0 10
 
+# The XDP program taken away behind xdpoff's back: the rules keep working
+# in software, xdpoff show says what happened.
+check "ip link set xdp off behind xdpoff's back" ip link set dev $RX xdp off
+check "... xdpoff show says the program is not attached" \
+	sh -c "$XDPOFF show $RX | grep -q 'not attached'"
+c0=$(nft_total)
+WAIT_TIMEOUT=30 check "... frames are still dropped, by software" \
+	wait_for nft_total_atleast $((c0 + 10))
+check "detach then works" sh -c "nft flush ruleset && $XDPOFF detach $RX"
+check "attach again, with --max-rules 4" "$XDPOFF" attach $RX --max-rules 4
+
 # The rule table full in the middle of a batch, frames arriving.
-nft flush ruleset
-"$XDPOFF" detach $RX
-check "attach with --max-rules 4, frames arriving" "$XDPOFF" attach $RX --max-rules 4
 offload_chain $RX 'udp dport 1 counter drop' \
 	'ip saddr 10.1.0.0/16 udp dport 2 counter drop'
 before=$(maps_state)
@@ -90,17 +98,6 @@ check_eq "... 3 rules offloaded" 3 "$(map_count $RX xdpoff_rules)"
 nft flush ruleset
 "$XDPOFF" detach $RX
 "$XDPOFF" attach $RX
-
-# The XDP program taken away behind xdpoff's back: the rules keep working
-# in software, xdpoff show says what happened.
-check "ip link set xdp off behind xdpoff's back" ip link set dev $RX xdp off
-check "... xdpoff show says the program is not attached" \
-	sh -c "$XDPOFF show $RX | grep -q 'not attached'"
-c0=$(nft_total)
-WAIT_TIMEOUT=30 check "... frames are still dropped, by software" \
-	wait_for nft_total_atleast $((c0 + 10))
-check "detach then works" sh -c "nft flush ruleset && $XDPOFF detach $RX"
-check "attach again" "$XDPOFF" attach $RX
 
 # rmmod with rules offloaded and frames arriving, then reload.
 offload_chain $RX 'udp dport 1 counter drop'

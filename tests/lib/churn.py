@@ -156,7 +156,8 @@ def main():
     ap.add_argument("--dev", required=True)
     ap.add_argument("--xdpoff", required=True)
     ap.add_argument("--seed", type=int, required=True)
-    ap.add_argument("--transactions", type=int, default=1000000)
+    ap.add_argument("--transactions", type=int, default=1000000,
+                    help="0: compare the present state only")
     ap.add_argument("--seconds", type=float, default=None,
                     help="stop after this long, once MIN_ADDS add batches ran")
     ap.add_argument("--min-adds", type=int, default=0)
@@ -204,6 +205,11 @@ def main():
                 for d in ["after #%d (%s), %d rules:" % (i, op, len(rules))] + \
                          diffs[:4]:
                     print("# " + d, file=sys.stderr)
+    if a.transactions == 0:
+        diffs = compare(chain, rules)
+        bad = 1 if diffs else 0
+        for d in diffs[:4]:
+            print("# " + d, file=sys.stderr)
     print(i, adds, refused, dels, bad)
 
 
