@@ -83,15 +83,12 @@ static bool xdpoff_should_fail(void)
 	       get_random_u32_below(1000) < xdpoff_fail_permille;
 }
 
-int xdpoff_map_update(struct bpf_map *map, const void *key,
-		      const void *value, u64 flags)
+static int xdpoff_map_write(struct bpf_map *map, const void *key,
+			    const void *value, u64 flags)
 {
 	int err;
 
 	lockdep_assert_held(&xdpoff_lock);
-	if (xdpoff_should_fail())
-		return -EIO;
-
 	migrate_disable();
 	rcu_read_lock();
 	err = map->ops->map_update_elem(map, (void *)key, (void *)value,
@@ -99,6 +96,15 @@ int xdpoff_map_update(struct bpf_map *map, const void *key,
 	rcu_read_unlock();
 	migrate_enable();
 	return err;
+}
+
+/* A write that installs: where injected faults strike. */
+int xdpoff_map_update(struct bpf_map *map, const void *key,
+		      const void *value, u64 flags)
+{
+	if (xdpoff_should_fail())
+		return -EIO;
+	return xdpoff_map_write(map, key, value, flags);
 }
 
 int xdpoff_map_delete(struct bpf_map *map, const void *key)
@@ -113,12 +119,25 @@ int xdpoff_map_delete(struct bpf_map *map, const void *key)
 	return err;
 }
 
-static int xdpoff_meta_write(struct xdpoff_dev *xdev)
+/*
+ * Writes that take something back (a failed install undone, a mask
+ * released) go around fault injection: they overwrite an element of an
+ * array map, which cannot fail, and an injected failure there would leave
+ * the maps other than the driver's own state.
+ */
+static int xdpoff_meta_restore(struct xdpoff_dev *xdev)
 {
 	struct xdpoff_meta meta = { .nr_masks = xdev->nr_masks };
 	u32 zero = 0;
 
-	return xdpoff_map_update(xdev->meta, &zero, &meta, BPF_ANY);
+	return xdpoff_map_write(xdev->meta, &zero, &meta, BPF_ANY);
+}
+
+static int xdpoff_meta_write(struct xdpoff_dev *xdev)
+{
+	if (xdpoff_should_fail())
+		return -EIO;
+	return xdpoff_meta_restore(xdev);
 }
 
 static int xdpoff_mask_write(struct xdpoff_dev *xdev, u32 slot, bool active)
@@ -142,11 +161,11 @@ static int xdpoff_mask_write(struct xdpoff_dev *xdev, u32 slot, bool active)
 }
 
 /* A free slot is all zeroes, as the map was before the slot was used. */
-static int xdpoff_mask_clear(struct xdpoff_dev *xdev, u32 slot)
+static void xdpoff_mask_clear(struct xdpoff_dev *xdev, u32 slot)
 {
 	struct xdpoff_mask m = {};
 
-	return xdpoff_map_update(xdev->masks, &slot, &m, BPF_ANY);
+	xdpoff_map_write(xdev->masks, &slot, &m, BPF_ANY);
 }
 
 /*
@@ -232,7 +251,7 @@ err_clear:
 	xdpoff_mask_clear(xdev, free);
 	if (xdev->nr_masks != nr_masks) {
 		xdev->nr_masks = nr_masks;
-		xdpoff_meta_write(xdev);
+		xdpoff_meta_restore(xdev);
 	}
 err_msg:
 	NL_SET_ERR_MSG_MOD(extack, "failed to write the masks map");
@@ -254,7 +273,7 @@ void xdpoff_mask_put(struct xdpoff_dev *xdev, u32 slot)
 	xdpoff_mask_clear(xdev, slot);
 	while (xdev->nr_masks && !xdev->mask_slots[xdev->nr_masks - 1].refcnt)
 		xdev->nr_masks--;
-	xdpoff_meta_write(xdev);
+	xdpoff_meta_restore(xdev);
 }
 
 static struct xdpoff_stats *xdpoff_stats_ptr(struct bpf_map *map, u32 slot,

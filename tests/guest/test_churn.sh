@@ -84,7 +84,7 @@ check_eq "after a flush: no rule in the map, none in the shadow table, no mask i
 # The comparison's self-check: one rule offloaded, equal; then the action
 # of its map entry turned from drop to pass behind the module's back
 # (bpftool), which the comparison must see.
-nft add rule netdev t hw udp dport 1 counter drop
+offload_chain $RX 'udp dport 1 counter drop'
 churn --seed 0 --transactions 0
 check_eq "self-check: one rule, xdpoff show equals nft" 0 "$bad"
 # "key hex .. value hex ..": the first entry, its action (u32 at offset 12
