@@ -6,6 +6,7 @@
 #   make check    all tests (host and in-guest); ends with "N passed, N failed"
 #   make check-debug  the same suite on a debug kernel (KASAN, lockdep,
 #                 kmemleak) built from Debian's linux-source-6.1 and cached
+#   TESTS="tests/guest/test_churn.sh ..."  only those files, for both checks
 #
 # Missing Debian packages are installed first (scripts/deps.sh).  V=1 shows
 # the commands.
@@ -83,7 +84,7 @@ demo: all vm
 	$(Q)$(ROOT)/tests/vm/run -- $(ROOT)/tests/demo.sh
 
 check: all vm
-	$(Q)$(ROOT)/tests/check
+	$(Q)$(ROOT)/tests/check $(TESTS)
 
 # The debug kernel (tests/vm/debug-kernel, cached in build/cache/) and
 # xdpoff.ko built against it; the suite runs with both.  KASAN and lockdep
@@ -109,7 +110,7 @@ check-debug: all vm
 		XDPOFF_CHURN=$${XDPOFF_CHURN:-150} \
 		XDPOFF_VM_MEM=3G XDPOFF_VM_TIMEOUT=$${XDPOFF_VM_TIMEOUT:-7200} \
 		XDPOFF_VM_APPEND="no_debug_objects log_buf_len=8M $${XDPOFF_VM_APPEND}" \
-		XDPOFF_CHECK_LOG=$(BUILD)/check-debug.log $(ROOT)/tests/check
+		XDPOFF_CHECK_LOG=$(BUILD)/check-debug.log $(ROOT)/tests/check $(TESTS)
 
 # QUICK=1: a short run (see tests/bench/run); results in build/bench/.
 bench: all vm
