@@ -63,7 +63,7 @@ check_eq "... and leaves the maps as they were, every time" 0 "$bad"
 check_eq "past the last write the batch loads: 5 rules offloaded" 5 \
 	"$(map_count $RX xdpoff_rules)"
 d0=$(xdp_drops $RX)
-WAIT_TIMEOUT=30 check "... and they drop in XDP" wait_for xdp_dropped_since $RX $d0 10
+WAIT_TIMEOUT=$TRAFFIC_WAIT check "... and they drop in XDP" wait_for xdp_dropped_since $RX $d0 10
 
 # The XDP program taken away behind xdpoff's back: the rules keep working
 # in software, xdpoff show says what happened.
@@ -71,7 +71,7 @@ check "ip link set xdp off behind xdpoff's back" ip link set dev $RX xdp off
 check "... xdpoff show says the program is not attached" \
 	sh -c "$XDPOFF show $RX | grep -q 'not attached'"
 c0=$(nft_total)
-WAIT_TIMEOUT=30 check "... frames are still dropped, by software" \
+WAIT_TIMEOUT=$TRAFFIC_WAIT check "... frames are still dropped, by software" \
 	wait_for nft_total_atleast $((c0 + 10))
 check "detach then works" sh -c "nft flush ruleset && $XDPOFF detach $RX"
 check "attach again, with --max-rules 4" "$XDPOFF" attach $RX --max-rules 4
@@ -92,7 +92,7 @@ check_eq "... maps as before" "$before" "$(maps_state)"
 check_eq "... nft kept the two rules it had" 2 \
 	"$(nft list chain netdev t hw | grep -c 'counter packets')"
 d0=$(xdp_drops $RX)
-WAIT_TIMEOUT=30 check "... which still drop in XDP" wait_for xdp_dropped_since $RX $d0 10
+WAIT_TIMEOUT=$TRAFFIC_WAIT check "... which still drop in XDP" wait_for xdp_dropped_since $RX $d0 10
 check "... a batch that fits loads" nft add rule netdev t hw udp dport 3 counter drop
 check_eq "... 3 rules offloaded" 3 "$(map_count $RX xdpoff_rules)"
 nft flush ruleset

@@ -59,7 +59,7 @@ check_eq "two nft chains and a tc filter offloaded on eth3, one chain on eth1 to
 	"3 1" "$(map_count $RX xdpoff_rules) $(map_count eth1 xdpoff_rules)"
 start_traffic $TX $RX "1 2" $V4
 d0=$(xdp_drops $RX)
-WAIT_TIMEOUT=30 check "... frames dropped in XDP" wait_for xdp_dropped_since $RX $d0 10
+WAIT_TIMEOUT=$TRAFFIC_WAIT check "... frames dropped in XDP" wait_for xdp_dropped_since $RX $d0 10
 
 check "device_del $NIC (eth3) through the QEMU monitor, frames arriving" \
 	vm_monitor device_del $NIC
@@ -93,4 +93,4 @@ offload_chain $RX 'udp dport 1 counter drop'
 check_eq "... an offload chain on it offloads again" 1 "$(map_count $RX xdpoff_rules)"
 start_traffic $TX $RX "1" $V4
 d0=$(xdp_drops $RX)
-WAIT_TIMEOUT=30 check "... and drops in XDP" wait_for xdp_dropped_since $RX $d0 10
+WAIT_TIMEOUT=$TRAFFIC_WAIT check "... and drops in XDP" wait_for xdp_dropped_since $RX $d0 10

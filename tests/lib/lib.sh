@@ -63,6 +63,10 @@ check_eq() {
 	fi
 }
 
+# Polling budget of a check that waits for frames of start_traffic: three
+# times the general one (30 s; make check-debug's slow kernel: 180 s).
+TRAFFIC_WAIT=$(( ${WAIT_TIMEOUT:-10} * 3 ))
+
 # wait_for CMD...: poll CMD for up to ${WAIT_TIMEOUT:-10} s.
 wait_for() {
 	local deadline=$(( $(date +%s) + ${WAIT_TIMEOUT:-10} ))
