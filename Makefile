@@ -94,8 +94,9 @@ check: all vm
 # objects (built in, switched off for speed), a log buffer that keeps
 # every report, and 4-level paging (no5lvl): with -cpu max's LA57, an
 # interrupt that lands while the boot CPU's features are re-read sees
-# LA57 off, and KASAN reports the access a wild one.  (Booting takes ~4 minutes: ACPI's AML loops time out at
-# 30 s each; ACPI stays, test_unplug.sh needs its PCI hotplug.)
+# LA57 off, and KASAN reports the access a wild one.  (Booting takes ~4
+# minutes: ACPI's AML loops time out at 30 s each; ACPI stays,
+# test_unplug.sh needs its PCI hotplug.)
 DEBUG_DIR	:= $(BUILD)/cache/debug-kernel
 DEBUG_KO	:= $(BUILD)/debug/kernel/xdpoff.ko
 
