@@ -161,6 +161,10 @@ def main():
     ap.add_argument("--seconds", type=float, default=None,
                     help="stop after this long, once MIN_ADDS add batches ran")
     ap.add_argument("--min-adds", type=int, default=0)
+    ap.add_argument("--mixed", action="store_true",
+                    help="with --seconds: go on until at least one add "
+                    "batch failed and one loaded (random injected "
+                    "failures), for at most ten times as long")
     ap.add_argument("--show", type=int, default=3,
                     help="mismatches to describe")
     a = ap.parse_args()
@@ -168,12 +172,16 @@ def main():
     chain = Chain(*a.chain.split(":"), a.dev, a.xdpoff)
     rng = random.Random(a.seed)
     print("# seed %d" % a.seed, file=sys.stderr)
-    deadline = time.monotonic() + a.seconds if a.seconds else None
+    start = time.monotonic()
     i = adds = refused = dels = bad = 0
     rules = chain.rules()
     while i < a.transactions:
-        if deadline and time.monotonic() >= deadline and adds >= a.min_adds:
-            break
+        if a.seconds:
+            t = time.monotonic() - start
+            done = adds >= a.min_adds and \
+                (not a.mixed or 0 < refused < adds)
+            if t >= a.seconds * 10 or (t >= a.seconds and done):
+                break
         i += 1
         k = rng.random()
         if k < 0.45:

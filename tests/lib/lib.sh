@@ -63,6 +63,16 @@ check_eq() {
 	fi
 }
 
+# world_copy FILE: prints the path of a copy of FILE that every user of the
+# guest can read and run (tmpfs under /run).  The checkout may live where
+# an unprivileged user cannot enter: a mode 0700 home or mktemp -d
+# directory, a CI workspace under /root.
+world_copy() {
+	local dir=/run/xdpoff-world
+	mkdir -p "$dir" && chmod 0755 "$dir" &&
+		install -m 0755 "$1" "$dir/" && echo "$dir/${1##*/}"
+}
+
 # Polling budget of a check that waits for frames of start_traffic: three
 # times the general one (30 s; make check-debug's slow kernel: 180 s).
 TRAFFIC_WAIT=$(( ${WAIT_TIMEOUT:-10} * 3 ))

@@ -13,10 +13,22 @@ answers every request, hostile ones included, with a clear errno.
                                         given as type:payload-hex
   nlctl.py detach IFINDEX
   nlctl.py get                          dump: ifindex of each device
-  nlctl.py fuzz N SEED                  N random requests
+  nlctl.py fuzz N SEED [IFINDEX ...]    N random requests
+  nlctl.py hello                        prints "nlctl runs as uid N", no
+                                        netlink: can this caller run me?
 
-Prints "errno NAME message" (NAME 0 on success) for single requests; fuzz
-prints a tally of the errnos and exits 1 if a request got no answer.
+Prints "errno NAME message" (NAME 0 on success) for single requests.
+
+fuzz draws commands, attribute types, lengths and values from small sets,
+and mixes in well-formed attaches (four maps of the right layout) and
+detaches of the IFINDEXes given and of ifindex 1..4, so requests that
+really change the module's state are part of the run.  It follows the
+state those successful requests imply, starting from the module's dump,
+and checks after each success that it was possible (no attach of a device
+attached, no detach of one that is not) and at the end that the module's
+dump equals the implied state.  It prints the seed, a tally of the errnos
+and the state before and after, and exits 1 if a request got no answer or
+the state is not what the answers imply.
 """
 import ctypes
 import errno
@@ -162,39 +174,104 @@ def attach_attrs(ifindex, fds):
         zip((A_RULES, A_MASKS, A_META, A_STATS), fds))
 
 
-def fuzz(g, n, seed):
+def dump(g):
+    """Sorted ifindexes of the devices the module holds (this netns)."""
+    err, msg, replies = g.request(g.family, CMD["get"], b"",
+                                  NLM_F_ACK | NLM_F_DUMP)
+    if err:
+        raise OSError(-err, "dump refused: %s" % msg)
+    return sorted(struct.unpack("I", v[:4])[0] for r in replies
+                  for t, v in r if t == A_IFINDEX)
+
+
+def request_ifindex(attrs):
+    """The ifindex the module acted on: nla_parse keeps the last
+    attribute of a type (flag bits masked off, as nla_type() does)."""
+    ifindex = None
+    for t, v in parse_attrs(attrs):
+        if t == A_IFINDEX and len(v) >= 4:
+            ifindex = struct.unpack("I", v[:4])[0]
+    return ifindex
+
+
+def draw(rng, ifindexes, values, good):
+    """One random request: (cmd, attrs, flags, version)."""
+    if rng.random() < 0.03:
+        # Well-formed: it must take effect when the state allows it.
+        cmd = rng.choice((1, 2))
+        ifx = rng.choice(ifindexes)
+        attrs = attach_attrs(ifx, good) if cmd == 1 else \
+            attr(A_IFINDEX, struct.pack("I", ifx))
+        return cmd, attrs, NLM_F_ACK, 1
+    cmd = rng.choice((0, 1, 2, 3, 4, 7, 200))
+    attrs = b""
+    for _ in range(rng.randint(0, 7)):
+        t = rng.choice((0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0x8001))
+        ln = rng.choice((0, 1, 2, 4, 4, 4, 8, 64))
+        v = bytes(rng.getrandbits(8) for _ in range(ln))
+        if ln == 4 and rng.random() < 0.5:
+            v = struct.pack("I", rng.choice(values))
+        attrs += attr(t, v)
+    if rng.random() < 0.05:
+        attrs += b"\x03\x00"        # a truncated attribute header
+    return cmd, attrs, rng.choice((NLM_F_ACK, NLM_F_ACK | NLM_F_DUMP)), \
+        rng.choice((0, 1, 2))
+
+
+def fuzz(g, n, seed, targets):
     rng = random.Random(seed)
     tally = {}
     devnull = os.open("/dev/null", os.O_RDONLY)
-    for _ in range(n):
-        cmd = rng.choice((0, 1, 2, 3, 4, 7, 200))
-        attrs = b""
-        for _ in range(rng.randint(0, 7)):
-            t = rng.choice((0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0x8001))
-            ln = rng.choice((0, 1, 2, 4, 4, 4, 8, 64))
-            v = bytes(rng.getrandbits(8) for _ in range(ln))
-            if ln == 4 and rng.random() < 0.5:
-                v = struct.pack("I", rng.choice((0, 1, 2, 3, 4, devnull,
-                                                 0xffffffff)))
-            attrs += attr(t, v)
-        if rng.random() < 0.05:
-            attrs += b"\x03\x00"        # a truncated attribute header
-        flags = rng.choice((NLM_F_ACK, NLM_F_ACK | NLM_F_DUMP))
+    good = maps("ok")
+    ifindexes = sorted(set((1, 2, 3, 4) + tuple(targets)))
+    values = (0, 1, 2, 3, 4, devnull, 0xffffffff) + tuple(good)
+    state = set(dump(g))
+    before = sorted(state)
+    changed = {"attach": 0, "detach": 0}
+    problems = []
+    print("seed %d: %d requests, well-formed ones aimed at ifindex %s" %
+          (seed, n, " ".join(map(str, ifindexes))))
+    for i in range(n):
+        cmd, attrs, flags, version = draw(rng, ifindexes, values, good)
         try:
-            err, _, _ = g.request(g.family, cmd, attrs, flags,
-                                  rng.choice((0, 1, 2)))
+            err, _, _ = g.request(g.family, cmd, attrs, flags, version)
         except socket.timeout:
             print("no answer: cmd %d attrs %s" % (cmd, attrs.hex()))
             return 1
         name = errno.errorcode.get(-err, str(-err)) if err else "0"
         tally[name] = tally.get(name, 0) + 1
+        if err or cmd not in (1, 2) or flags & NLM_F_DUMP == NLM_F_DUMP:
+            continue
+        ifx = request_ifindex(attrs)
+        what = "attach" if cmd == 1 else "detach"
+        if ifx is None or (cmd == 1) == (ifx in state):
+            problems.append("request %d, %s of ifindex %s succeeded with "
+                            "%s attached: %s" % (i, what, ifx, sorted(state),
+                                                 attrs.hex()))
+        changed[what] += 1
+        if cmd == 1:
+            state.add(ifx)
+        else:
+            state.discard(ifx)
+    after = dump(g)
     print("answers: " + ", ".join("%s %d" % kv for kv in sorted(
         tally.items(), key=lambda x: -x[1])))
-    return 0
+    print("state: before %s; %d attaches and %d detaches succeeded; "
+          "implied %s, the module lists %s" %
+          (before, changed["attach"], changed["detach"], sorted(state),
+           after))
+    if after != sorted(state):
+        problems.append("the module's state is not what its answers imply")
+    for p in problems[:5]:
+        print("PROBLEM: " + p)
+    return 1 if problems else 0
 
 
 def main():
     a = sys.argv[1:]
+    if a[:1] == ["hello"]:
+        print("nlctl runs as uid %d" % os.getuid())
+        return 0
     g = Genl()
     if a[0] == "attach":
         fds = [int(x) for x in a[2:6]]
@@ -224,7 +301,7 @@ def main():
                     print(struct.unpack("I", v[:4])[0])
         return 0
     if a[0] == "fuzz":
-        return fuzz(g, int(a[1]), int(a[2]))
+        return fuzz(g, int(a[1]), int(a[2]), [int(x) for x in a[3:]])
     print(__doc__)
     return 2
 
