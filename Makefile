@@ -7,6 +7,9 @@
 #   make check-debug  the same suite on a debug kernel (KASAN, lockdep,
 #                 kmemleak) built from Debian's linux-source-6.1 and cached
 #   TESTS="tests/guest/test_churn.sh ..."  only those files, for both checks
+#   KERNELS="6.1 6.12"  the Debian 12 kernels to build for and to test on
+#                 (make check: one guest boot each); make bench: 6.1
+#                 unless KERNELS names another
 #
 # Missing Debian packages are installed first (scripts/deps.sh).  V=1 shows
 # the commands.
@@ -16,9 +19,9 @@
 
 ROOT	:= $(CURDIR)
 BUILD	:= $(ROOT)/build
-# Resolved when used: the packages that tell it may not be installed yet.
-KVER	 = $(shell $(ROOT)/tests/vm/kernel-version)
-KDIR	 = /usr/src/linux-headers-$(KVER)
+# Debian 12's two kernels.  Their ABIs (e.g. 6.1.0-57-amd64) are resolved
+# when used, from the headers metapackages, which may not be installed yet.
+KERNELS	?= 6.1 6.12
 
 CLANG	?= clang
 CC	?= gcc
@@ -39,7 +42,8 @@ KERNEL_SRCS	:= $(wildcard kernel/*.c kernel/*.h) kernel/Kbuild
 USER_SRCS	:= $(wildcard userspace/*.c)
 USER_HDRS	:= $(wildcard userspace/*.h)
 
-MODULE	:= $(BUILD)/kernel/xdpoff.ko
+# One module per kernel ABI: build/kernel/<ABI>/xdpoff.ko, which the guest
+# finds as build/kernel/$(uname -r)/xdpoff.ko.
 BPF_OBJ	:= $(BUILD)/xdpoff.bpf.o
 SKEL	:= $(BUILD)/xdpoff.skel.h
 CLI	:= $(BUILD)/xdpoff
@@ -47,7 +51,7 @@ CLI	:= $(BUILD)/xdpoff
 CFLAGS_USER := -O2 -g -Wall -Wextra -Werror -I$(ROOT) -I$(BUILD)
 LIBS_USER   := -lbpf -lelf -lz -lmnl
 
-all: deps $(MODULE) $(CLI)
+all: deps modules $(CLI)
 
 deps: $(BUILD)/.deps
 $(BUILD)/.deps: scripts/deps.sh
@@ -55,12 +59,18 @@ $(BUILD)/.deps: scripts/deps.sh
 	$(Q)$(ROOT)/scripts/deps.sh
 	$(Q)mkdir -p $(BUILD) && touch $@
 
-# Kbuild writes next to the sources: build a copy under build/kernel.
-$(MODULE): $(KERNEL_SRCS) $(XDPOFF_H) $(BUILD)/.deps
+modules: deps
+	$(Q)for k in $(KERNELS); do \
+		v=$$($(ROOT)/tests/vm/kernel-version $$k) && \
+		$(MAKE) $(BUILD)/kernel/$$v/xdpoff.ko || exit; \
+	done
+
+# Kbuild writes next to the sources: build a copy under build/kernel/<ABI>.
+$(BUILD)/kernel/%/xdpoff.ko: $(KERNEL_SRCS) $(XDPOFF_H) $(BUILD)/.deps
 	$(call msg,KBUILD,$@)
-	$(Q)mkdir -p $(BUILD)/kernel
-	$(Q)cp $(KERNEL_SRCS) $(BUILD)/kernel/
-	$(Q)$(MAKE) -C $(KDIR) M=$(BUILD)/kernel XDPOFF_ROOT=$(ROOT) \
+	$(Q)mkdir -p $(@D)
+	$(Q)cp $(KERNEL_SRCS) $(@D)/
+	$(Q)$(MAKE) -C /usr/src/linux-headers-$* M=$(@D) XDPOFF_ROOT=$(ROOT) \
 		$(if $(Q),-s) modules
 
 $(BPF_OBJ): bpf/xdpoff.bpf.c $(XDPOFF_H) $(BUILD)/.deps
@@ -78,13 +88,16 @@ $(CLI): $(USER_SRCS) $(USER_HDRS) $(SKEL) $(XDPOFF_H)
 	$(Q)$(CC) $(CFLAGS_USER) -o $@ $(USER_SRCS) $(LIBS_USER)
 
 vm: deps
-	$(Q)$(ROOT)/tests/vm/prepare
+	$(Q)for k in $(KERNELS); do \
+		XDPOFF_KVER=$$($(ROOT)/tests/vm/kernel-version $$k) \
+		$(ROOT)/tests/vm/prepare || exit; \
+	done
 
 demo: all vm
 	$(Q)$(ROOT)/tests/vm/run -- $(ROOT)/tests/demo.sh
 
 check: all vm
-	$(Q)$(ROOT)/tests/check $(TESTS)
+	$(Q)KERNELS="$(KERNELS)" $(ROOT)/tests/check $(TESTS)
 
 # The debug kernel (tests/vm/debug-kernel, cached in build/cache/) and
 # xdpoff.ko built against it; the suite runs with both.  KASAN and lockdep
@@ -116,8 +129,11 @@ check-debug: all vm
 		XDPOFF_CHECK_LOG=$(BUILD)/check-debug.log $(ROOT)/tests/check $(TESTS)
 
 # QUICK=1: a short run (see tests/bench/run); results in build/bench/.
+# On 6.1, or on the first kernel KERNELS names (make bench KERNELS=6.12).
+BENCH_KERNEL = $(if $(filter command line environment,$(origin KERNELS)),$(firstword $(KERNELS)),6.1)
 bench: all vm
-	$(Q)$(ROOT)/tests/bench/run $(if $(filter 1,$(QUICK)),--quick)
+	$(Q)XDPOFF_KVER=$$($(ROOT)/tests/vm/kernel-version $(BENCH_KERNEL)) \
+		$(ROOT)/tests/bench/run $(if $(filter 1,$(QUICK)),--quick)
 
 clean:
 	$(Q)rm -rf $(BUILD)/kernel $(BPF_OBJ) $(SKEL) $(CLI)
@@ -125,4 +141,4 @@ clean:
 distclean:
 	$(Q)rm -rf $(BUILD)
 
-.PHONY: all deps vm demo check check-debug bench clean distclean
+.PHONY: all deps modules vm demo check check-debug bench clean distclean

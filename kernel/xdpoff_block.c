@@ -16,6 +16,7 @@
  */
 
 #include <linux/slab.h>
+#include <linux/version.h>
 #include <net/flow_offload.h>
 #include <net/netfilter/nf_tables.h>
 #include <net/pkt_cls.h>
@@ -305,6 +306,35 @@ static bool xdpoff_chain_dies(struct nft_base_chain *basechain,
 }
 
 /*
+ * The orphans of @block, whose chain is left without a device: nf_tables
+ * must not hand them to nft_indr_block_cleanup() at rmmod.
+ *
+ * 6.12 (nft_chain_filter.c, nft_netdev_event(); upstream 6.14, in 6.12.y)
+ * no longer frees a netdev chain with its last device: the chain lives on
+ * without one, and may be deleted, or its namespace dismantled, with no
+ * unbind (nft_flow_block_chain() walks the devices), or outlive the module.
+ * Either way the cbs must leave its list now, while it surely exists.
+ * nft's commit_mutex is out of reach (nf_tables_net_id is not exported):
+ * an unbind of the chain waits for xdpoff_lock in xdpoff_indr_setup()
+ * before it touches the list, and a walk of it (nft_setup_cb_call()) that
+ * stands on an orphan goes on through its ->next, left as it was: the cb
+ * is freed at rmmod only, by xdpoff_orphan_cleanup().
+ */
+static void xdpoff_orphans_unlink(struct flow_block *block)
+{
+	struct flow_block_cb *block_cb, *next;
+
+	list_for_each_entry_safe(block_cb, next, &block->cb_list, list) {
+		if (!xdpoff_is_orphan(block_cb))
+			continue;
+		block_cb->indr.cleanup = xdpoff_orphan_cleanup;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+		__list_del_entry(&block_cb->list);
+#endif
+	}
+}
+
+/*
  * @xdev's device is being unregistered (we run before nf_tables: see
  * xdpoff_netdev_nb).  tc unbound its qdiscs' blocks already
  * (dev_shutdown()).  nf_tables does not unbind in 6.1: nft_netdev_event()
@@ -313,8 +343,10 @@ static bool xdpoff_chain_dies(struct nft_base_chain *basechain,
  * cb to nft_indr_block_cleanup(), which uses the freed chain and device.
  * So each nft cb of the device becomes an orphan: its port (rules, maps)
  * goes now, the cb stays inert until
- *  - the chain is freed right after us: the cb's cleanup becomes
- *    xdpoff_orphan_cleanup(), which never touches the chain;
+ *  - the chain is left without a device: the cb's cleanup becomes
+ *    xdpoff_orphan_cleanup(), which never touches the chain.  6.1 frees
+ *    the chain right after us.  6.12 keeps it, without devices (see
+ *    xdpoff_orphans_unlink()), and no unbind ever comes;
  *  - or the chain lives on with its other devices: the cb stays on it, is
  *    swept by the next unbind of the block (xdpoff_block_unbind()), or is
  *    cleaned up by nf_tables at rmmod, with the namespace's loopback
@@ -324,7 +356,6 @@ static bool xdpoff_chain_dies(struct nft_base_chain *basechain,
 void xdpoff_block_dev_gone(struct xdpoff_dev *xdev)
 {
 	struct net_device *netdev = xdev->netdev;
-	struct flow_block_cb *block_cb;
 	struct xdpoff_port *port, *tmp;
 	struct xdpoff_block *blk;
 
@@ -340,9 +371,7 @@ void xdpoff_block_dev_gone(struct xdpoff_dev *xdev)
 			blk->block_cb->indr.dev = dev_net(netdev)->loopback_dev;
 			continue;
 		}
-		list_for_each_entry(block_cb, &blk->block->cb_list, list)
-			if (xdpoff_is_orphan(block_cb))
-				block_cb->indr.cleanup = xdpoff_orphan_cleanup;
+		xdpoff_orphans_unlink(blk->block);
 	}
 }
 

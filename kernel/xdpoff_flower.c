@@ -7,6 +7,7 @@
 #include <linux/in.h>
 #include <linux/jhash.h>
 #include <linux/slab.h>
+#include <linux/version.h>
 #include <net/flow_offload.h>
 #include <net/netfilter/nf_tables.h>
 #include <net/pkt_cls.h>
@@ -55,16 +56,29 @@ static const char * const xdpoff_key_unsupported[FLOW_DISSECTOR_KEY_MAX] = {
  * meta iif and iiftype (tc: indev): the maps belong to one device, so the
  * match is decided once per device (xdpoff_never()).
  */
-static void xdpoff_parse_meta(const struct flow_rule *rule,
-			      struct xdpoff_match *m)
+static int xdpoff_parse_meta(const struct flow_rule *rule,
+			     struct xdpoff_match *m,
+			     struct netlink_ext_ack *extack)
 {
 	struct flow_match_meta match;
 
 	flow_rule_match_meta(rule, &match);
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+	/*
+	 * 6.5 added meta.l2_miss (flower's l2_miss; not in 6.1, in 6.12): a
+	 * mark the bridge sets, which XDP cannot see.  Ignored, the rule
+	 * would match every frame.
+	 */
+	if (match.mask->l2_miss) {
+		NL_SET_ERR_MSG_MOD(extack, "match on l2_miss is not supported");
+		return -EOPNOTSUPP;
+	}
+#endif
 	m->iif = match.key->ingress_ifindex;
 	m->iif_mask = match.mask->ingress_ifindex;
 	m->iiftype = match.key->ingress_iftype;
 	m->iiftype_mask = match.mask->ingress_iftype;
+	return 0;
 }
 
 /* Require key & mask bits of @flags in the frame's flags. */
@@ -295,8 +309,11 @@ static int xdpoff_parse_keys(const struct flow_rule *rule, bool tc,
 		return -EOPNOTSUPP;
 	}
 
-	if (flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_META))
-		xdpoff_parse_meta(rule, m);
+	if (flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_META)) {
+		err = xdpoff_parse_meta(rule, m, extack);
+		if (err)
+			return err;
+	}
 
 	if (flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_CONTROL)) {
 		struct flow_match_control match;

@@ -214,3 +214,10 @@ module_exit(xdpoff_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("Offload nftables rules into an XDP program's BPF maps");
 MODULE_ALIAS_GENL_FAMILY(XDPOFF_GENL_NAME);
+/*
+ * bpf_map_get() (xdpoff_nl.c): 6.12 exports it in namespace BPF_INTERNAL
+ * only (kernel/bpf/syscall.c), and its modpost refuses a module that does
+ * not import it.  6.1 exports it plainly; the import is harmless there.
+ * 6.12 still takes the namespace as an identifier (6.13: a string).
+ */
+MODULE_IMPORT_NS(BPF_INTERNAL);

@@ -12,6 +12,9 @@ PACKAGES=(
 	# build: module, XDP object, CLI
 	make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev libmnl-dev
 	bpftool linux-headers-amd64
+	# the second Debian 12 kernel (6.12, Debian 13's): its headers; the
+	# rig downloads its image (tests/vm/prepare)
+	linux-headers-6.12-amd64
 	# test guest
 	qemu-system-x86 busybox-static kmod cpio xz-utils zstd
 	# used inside the guest
@@ -32,8 +35,8 @@ for p in "${PACKAGES[@]}"; do
 		grep -qx installed || missing+=("$p")
 done
 
-# linux-headers-amd64 pulls in the headers of the kernel the guest boots
-# (tests/vm/kernel-version resolves both from it).
+# linux-headers-amd64 and linux-headers-6.12-amd64 pull in the headers of
+# the kernels the guest boots (tests/vm/kernel-version resolves both).
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "deps: installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive

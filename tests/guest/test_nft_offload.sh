@@ -15,6 +15,7 @@ RULESET=/tmp/xdpoff-seed.nft
 cleanup() {
 	nft flush ruleset 2>/dev/null
 	"$XDPOFF" detach "$RX" >/dev/null 2>&1
+	"$XDPOFF" detach eth2 >/dev/null 2>&1
 	unload_module
 	cleanup_peer
 }
@@ -133,6 +134,30 @@ check "nft flush ruleset" nft flush ruleset
 check_eq "rules map empty after flush" 0 "$(map_count $RX xdpoff_rules)"
 check_eq "masks released after flush" 0 \
 	"$(bpftool -j map lookup pinned $PIN/$RX/xdpoff_meta key 0 0 0 0 | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get("formatted", d)["value"]["nr_masks"])')"
+
+# --- a device added to an offloaded chain --------------------------------
+# 6.1 refuses to add devices to an existing chain (File exists); 6.12
+# adds them, but nf_tables offloads new chains only, not chain updates
+# (nf_tables_offload.c): the added device runs the chain in software, even
+# attached to xdpoff, and the chain's delete unbinds a device that was
+# never bound (the module's -ENOENT, which nf_tables ignores).
+check "eth2 attached too" "$XDPOFF" attach eth2
+nft -f "$RULESET"
+grow="add chain netdev x hw { type filter hook ingress devices = { $RX, eth2 } priority 10; policy accept; flags offload; }"
+case "$(uname -r)" in
+6.1.*)	check_fails "6.1: adding eth2 to the offloaded chain is refused" \
+		"File exists" nft "$grow" ;;
+*)	check "6.12: adding eth2 to the offloaded chain is taken" nft "$grow"
+	check "... the chain is on both" \
+		sh -c "nft list chain netdev x hw | grep -q 'devices = { eth1, eth2 }'"
+	check_eq "... but offloaded on eth1 only: no rule in eth2's maps" "1 0" \
+		"$(map_count $RX xdpoff_rules) $(map_count eth2 xdpoff_rules)" ;;
+esac
+check "the chain is deleted" nft delete chain netdev x hw
+check_eq "... eth1's maps empty, eth2's too" "0 0" \
+	"$(map_count $RX xdpoff_rules) $(map_count eth2 xdpoff_rules)"
+check "eth2 detaches (no block left bound)" "$XDPOFF" detach eth2
+nft flush ruleset
 
 # --- detach refuses while bound; rmmod unbinds ---------------------------
 nft -f "$RULESET"

@@ -213,6 +213,12 @@ check_fails "skip_sw: the kernel refuses it (indirect offload only)" \
 check "skip_hw: added" \
 	tc filter add dev $RX ingress prio 10 protocol ip flower skip_hw ip_proto udp action drop
 check_eq "... and not in the maps" 0 "$(map_count $RX xdpoff_rules)"
+# Standalone actions reach every indirect driver (TC_SETUP_ACT, with no
+# device, on 6.1 and 6.12): xdpoff declines them.
+check "a standalone tc action is added" tc actions add action drop index 77
+check "... not in hardware" \
+	sh -c "tc actions get action gact index 77 | grep -q not_in_hw"
+check "... and deleted" tc actions del action gact index 77
 
 # --- priorities ------------------------------------------------------------------------
 load_nft

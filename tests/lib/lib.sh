@@ -6,7 +6,9 @@
 XDPOFF_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=$XDPOFF_ROOT/build
 XDPOFF=$BUILD/xdpoff
-XDPOFF_KO=${XDPOFF_KO:-$BUILD/kernel/xdpoff.ko}	# make check-debug: its own build
+# The module built for the running kernel (make builds one per kernel
+# ABI); make check-debug passes its own build.
+XDPOFF_KO=${XDPOFF_KO:-$BUILD/kernel/$(uname -r)/xdpoff.ko}
 SENDFRAME=$XDPOFF_ROOT/tests/lib/sendframe.py
 PIN=/sys/fs/bpf/xdpoff
 
