@@ -53,5 +53,5 @@ step "result"
 drops=$(( $(xdp_drops $RX) - drops0 ))
 passed=$(( $(cat /sys/class/net/$RX/statistics/rx_packets) - rx0 - drops ))
 echo "frames sent:             1300"
-echo "dropped in XDP:          $drops   (virtio-net rx_queue_*_xdp_drops)"
+echo "dropped in XDP:          $drops   (virtio-net's per-queue xdp_drops)"
 echo "passed to the stack:     $passed"

@@ -58,6 +58,7 @@ import ipaddress
 import json
 import os
 import random
+import re
 import socket
 import struct
 import subprocess
@@ -164,8 +165,12 @@ class Ethtool:
         return dict(zip(self.names, vals))
 
     def sum(self, suffix):
+        """A receive counter of virtio-net summed over its queues:
+        rx_queue_N_<name> on 6.1, rxN_<name> on 6.12 (whose total,
+        rx_<name>, is left out)."""
         return sum(v for k, v in self.stats().items()
-                   if k.startswith("rx_queue_") and k.endswith(suffix))
+                   if re.match(r"rx(_queue_)?[0-9]+" + re.escape(suffix) + "$",
+                               k))
 
 
 def rx_packets(dev):

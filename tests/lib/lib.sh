@@ -224,9 +224,11 @@ xdp_packets_is() {
 	[ "$(xdp_rule_packets "$1" "$2")" = "$3" ]
 }
 
-# ethtool -S counter of virtio-net, summed over queues.
+# ethtool -S counter of virtio-net, summed over queues: rx_queue_N_xdp_drops
+# on 6.1, rxN_xdp_drops on 6.12 (which adds a total, rx_xdp_drops, left out).
 xdp_drops() {
-	ethtool -S "$1" | awk '/rx_queue_[0-9]+_xdp_drops:/ { s += $2 } END { print s + 0 }'
+	ethtool -S "$1" |
+		awk '$1 ~ /^rx(_queue_)?[0-9]+_xdp_drops:$/ { s += $2 } END { print s + 0 }'
 }
 
 # xdp_dropped_since DEV BASE N: at least N frames dropped in XDP on DEV
