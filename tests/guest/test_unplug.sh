@@ -74,7 +74,7 @@ case "$(uname -r)" in
 6.1.*)	check "... nf_tables' chain on it went away (6.1)" \
 		sh -c "! nft list chain netdev t hw" ;;
 *)	check_eq "... nf_tables' chain on it stays, without a device (6.12)" \
-		"type filter hook ingress priority 10; policy accept;" \
+		"type filter hook ingress priority filter + 10; policy accept; flags offload;" \
 		"$(nft list chain netdev t hw | grep -o 'type filter hook.*' | tr -d '\t')" ;;
 esac
 hooks=$(nft list chain netdev t multi | grep -o 'hook ingress .* priority' | tr -d '"')
