@@ -93,6 +93,7 @@ struct xdpoff_dev {
 	u32			bind_seq;
 	u32			fwd_refs;	/* fwd rules targeting it */
 	const char		*last_error;	/* extack of the last refusal */
+	bool			hold;		/* XDP matches nothing (replay) */
 
 	struct dentry		*ddir;
 };
@@ -113,6 +114,9 @@ struct xdpoff_block {
 	DECLARE_HASHTABLE(rules, XDPOFF_BLOCK_HASH_BITS); /* xdpoff_brule */
 	struct list_head	tc_masks;	/* struct xdpoff_tc_mask */
 	u32			tc_mask_seq;
+	/* tc: filters replayed at attach, newest first, not installed yet */
+	bool			replaying;
+	struct list_head	replayed;	/* xdpoff_brule.replay_node */
 };
 
 /* A block bound to one device: a stage of its XDP program. */
@@ -182,6 +186,8 @@ struct xdpoff_brule {
 	u32			handle;		/* nft: the rule's handle */
 	u64			tc_order;	/* tc: the whole order */
 	struct xdpoff_tc_mask	*tc_mask;
+	const void		*fl_mask;	/* tc: flower's mask, an ident */
+	struct list_head	replay_node;	/* xdpoff_block.replayed */
 };
 
 extern struct mutex xdpoff_lock;
@@ -211,6 +217,7 @@ int xdpoff_indr_setup(struct net_device *netdev, struct Qdisc *sch,
 		      void (*cleanup)(struct flow_block_cb *block_cb));
 void xdpoff_block_release(void *cb_priv);
 void xdpoff_block_dev_gone(struct xdpoff_dev *xdev);
+void xdpoff_dev_replay(struct xdpoff_dev *xdev);
 
 /* xdpoff_flower.c */
 int xdpoff_flower_parse(const struct flow_rule *rule, bool tc,
@@ -218,6 +225,7 @@ int xdpoff_flower_parse(const struct flow_rule *rule, bool tc,
 int xdpoff_flower_setup(struct xdpoff_block *blk, struct flow_cls_offload *f);
 void xdpoff_flower_stats(struct xdpoff_block *blk, struct flow_cls_offload *f);
 void xdpoff_brules_flush(struct xdpoff_block *blk);
+void xdpoff_replay_commit(struct xdpoff_block *blk);
 void xdpoff_rules_flush(struct xdpoff_dev *xdev, struct xdpoff_port *port);
 
 /* xdpoff_maps.c */
@@ -229,6 +237,7 @@ extern u32 xdpoff_fail_nth;
 extern u32 xdpoff_fail_permille;
 extern bool xdpoff_fault_armed;
 int xdpoff_map_delete(struct bpf_map *map, const void *key);
+void xdpoff_dev_hold(struct xdpoff_dev *xdev, bool hold);
 int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
 		    const struct xdpoff_fields *mask,
 		    const struct xdpoff_range *range, u32 needs, u64 order,

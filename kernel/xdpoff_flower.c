@@ -978,6 +978,7 @@ static void xdpoff_brule_del(struct xdpoff_block *blk,
 			     struct xdpoff_brule *br)
 {
 	xdpoff_brule_uninstall(blk, br->cookie);
+	list_del(&br->replay_node);
 	hash_del(&br->node);
 	xdpoff_brule_free(br);
 }
@@ -988,13 +989,41 @@ static bool xdpoff_port_live(const struct xdpoff_port *port)
 	return port->xdev->netdev;
 }
 
+/* Give @br its tc order and install it on every live port of @blk. */
+static int xdpoff_brule_install(struct xdpoff_block *blk,
+				struct xdpoff_brule *br,
+				struct netlink_ext_ack *extack)
+{
+	struct xdpoff_port *port;
+	int err;
+
+	if (blk->tc) {
+		br->tc_mask = xdpoff_tc_mask_get(blk, br->fl_mask);
+		if (!br->tc_mask)
+			return -ENOMEM;
+		br->tc_order = xdpoff_tc_order(br->prio, br->tc_mask);
+	}
+	list_for_each_entry(port, &blk->ports, block_node) {
+		if (!xdpoff_port_live(port))
+			continue;
+		err = xdpoff_rule_add(port, br, extack);
+		if (err) {
+			xdpoff_brule_uninstall(blk, br->cookie);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static void xdpoff_block_error(struct xdpoff_block *blk,
+			       struct netlink_ext_ack *extack);
+
 static int xdpoff_block_replace(struct xdpoff_block *blk,
 				struct flow_cls_offload *f,
 				struct netlink_ext_ack *extack)
 {
 	struct flow_rule *rule = flow_cls_offload_flow_rule(f);
 	struct xdpoff_brule *br, *old;
-	struct xdpoff_port *port;
 	int err;
 
 	old = xdpoff_brule_find(blk, f->cookie);
@@ -1010,6 +1039,7 @@ static int xdpoff_block_replace(struct xdpoff_block *blk,
 	br = kzalloc(sizeof(*br), GFP_KERNEL);
 	if (!br)
 		return -ENOMEM;
+	INIT_LIST_HEAD(&br->replay_node);
 	br->cookie = f->cookie;
 	br->prio = f->common.prio;
 	err = xdpoff_flower_parse(rule, blk->tc, &br->m, extack);
@@ -1028,32 +1058,51 @@ static int xdpoff_block_replace(struct xdpoff_block *blk,
 	}
 
 	if (blk->tc) {
-		br->tc_mask = xdpoff_tc_mask_get(blk, rule->match.mask);
-		if (!br->tc_mask) {
-			err = -ENOMEM;
-			goto err_free;
+		br->fl_mask = rule->match.mask;
+		/* Replayed newest first: installed oldest first, later. */
+		if (blk->replaying) {
+			list_add(&br->replay_node, &blk->replayed);
+			hash_add(blk->rules, &br->node, br->cookie);
+			return 0;
 		}
-		br->tc_order = xdpoff_tc_order(br->prio, br->tc_mask);
 	} else {
 		/* The cookie of an nf_tables rule is its struct nft_rule. */
 		br->handle = lower_32_bits(((struct nft_rule *)f->cookie)->handle);
 	}
-
-	list_for_each_entry(port, &blk->ports, block_node) {
-		if (!xdpoff_port_live(port))
-			continue;
-		err = xdpoff_rule_add(port, br, extack);
-		if (err)
-			goto err_uninstall;
-	}
+	err = xdpoff_brule_install(blk, br, extack);
+	if (err)
+		goto err_free;
 	hash_add(blk->rules, &br->node, br->cookie);
 	return 0;
 
-err_uninstall:
-	xdpoff_brule_uninstall(blk, br->cookie);
 err_free:
 	xdpoff_brule_free(br);
 	return err;
+}
+
+/*
+ * The end of a tc replay (xdpoff_dev_replay()): flower hands its filters
+ * over newest first (fl_reoffload() walks head->hw_filters, where each
+ * filter is added at the head); @blk->replayed holds them oldest first.
+ * Installed in that order, they get their mask's place and their place
+ * in it as if they had been added one by one: flower tries its masks in
+ * the order they were created, which is that of their oldest filter
+ * unless that filter was deleted since (README: Lifecycle).
+ */
+void xdpoff_replay_commit(struct xdpoff_block *blk)
+{
+	struct netlink_ext_ack extack = {};
+	struct xdpoff_brule *br, *tmp;
+
+	blk->replaying = false;
+	list_for_each_entry_safe(br, tmp, &blk->replayed, replay_node) {
+		list_del_init(&br->replay_node);
+		if (!xdpoff_brule_install(blk, br, &extack))
+			continue;
+		xdpoff_block_error(blk, &extack);
+		hash_del(&br->node);
+		xdpoff_brule_free(br);
+	}
 }
 
 /* FLOW_CLS_STATS, under xdpoff_stats_lock only. */

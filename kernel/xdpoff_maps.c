@@ -127,10 +127,21 @@ int xdpoff_map_delete(struct bpf_map *map, const void *key)
  */
 static int xdpoff_meta_restore(struct xdpoff_dev *xdev)
 {
-	struct xdpoff_meta meta = { .nr_masks = xdev->nr_masks };
+	struct xdpoff_meta meta = { .nr_masks = xdev->hold ? 0 : xdev->nr_masks };
 	u32 zero = 0;
 
 	return xdpoff_map_write(xdev->meta, &zero, &meta, BPF_ANY);
+}
+
+/*
+ * While held, the XDP program looks at no mask and passes every frame up:
+ * software decides alone while a replay fills the maps in an order that is
+ * not the rules' (xdpoff_dev_replay()).  Caller holds xdpoff_lock.
+ */
+void xdpoff_dev_hold(struct xdpoff_dev *xdev, bool hold)
+{
+	xdev->hold = hold;
+	xdpoff_meta_restore(xdev);
 }
 
 static int xdpoff_meta_write(struct xdpoff_dev *xdev)

@@ -6,6 +6,7 @@
  */
 
 #include <linux/bpf.h>
+#include <linux/rtnetlink.h>
 #include <net/genetlink.h>
 #include <net/net_namespace.h>
 #include <net/sock.h>
@@ -59,6 +60,7 @@ static int xdpoff_nl_get_maps(struct genl_info *info, struct bpf_map *maps[4])
 
 static int xdpoff_nl_attach(struct sk_buff *skb, struct genl_info *info)
 {
+	struct xdpoff_dev *xdev;
 	struct net_device *netdev;
 	struct bpf_map *maps[4];
 	int i, err;
@@ -80,9 +82,15 @@ static int xdpoff_nl_attach(struct sk_buff *skb, struct genl_info *info)
 	if (err)
 		goto out_put_dev;
 
+	/* rtnl: the tc blocks the replay binds stay until it is done. */
+	rtnl_lock();
 	mutex_lock(&xdpoff_lock);
 	err = xdpoff_dev_attach(netdev, maps, info->extack);
+	xdev = err ? NULL : xdpoff_dev_find(netdev);
 	mutex_unlock(&xdpoff_lock);
+	if (xdev)
+		xdpoff_dev_replay(xdev);
+	rtnl_unlock();
 	if (err)
 		xdpoff_nl_put_maps(maps, 4);
 out_put_dev:

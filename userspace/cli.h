@@ -50,4 +50,7 @@ int xnl_doit(struct xnl *nl, struct nlmsghdr *nlh);
 /* Send a dump request, calling @cb for every reply: 0 or -errno. */
 int xnl_dump(struct xnl *nl, struct nlmsghdr *nlh, mnl_cb_t cb, void *data);
 
+/* replay.c: re-create @dev's offloaded nft chains after an attach. */
+void nft_restore_chains(const char *dev);
+
 #endif /* __XDPOFF_CLI_H */

@@ -380,6 +380,8 @@ static int cmd_attach(const struct args *a)
 
 	pr_debug("%s: attached XDP program %u, up to %u rules\n", a->dev,
 		 prog_id(prog_fd), a->max_rules);
+	/* The module replayed the tc blocks; nft chains are ours to redo. */
+	nft_restore_chains(a->dev);
 	ret = EXIT_OK;
 	goto out;
 undo:
