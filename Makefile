@@ -53,6 +53,10 @@ LIBS_USER   := -lbpf -lelf -lz -lmnl
 
 all: deps modules $(CLI)
 
+# XDPOFF_NO_DEPS=1: build without the package check (debian/rules, which
+# has its Build-Depends).
+DEPS_STAMP := $(if $(XDPOFF_NO_DEPS),,$(BUILD)/.deps)
+
 deps: $(BUILD)/.deps
 $(BUILD)/.deps: scripts/deps.sh
 	$(call msg,DEPS,scripts/deps.sh)
@@ -73,7 +77,7 @@ $(BUILD)/kernel/%/xdpoff.ko: $(KERNEL_SRCS) $(XDPOFF_H) $(BUILD)/.deps
 	$(Q)$(MAKE) -C /usr/src/linux-headers-$* M=$(@D) XDPOFF_ROOT=$(ROOT) \
 		$(if $(Q),-s) modules
 
-$(BPF_OBJ): bpf/xdpoff.bpf.c $(XDPOFF_H) $(BUILD)/.deps
+$(BPF_OBJ): bpf/xdpoff.bpf.c $(XDPOFF_H) $(DEPS_STAMP)
 	$(call msg,CLANG,$@)
 	$(Q)mkdir -p $(BUILD)
 	$(Q)$(CLANG) -O2 -g -Wall -Werror -target bpf $(ARCH_INC) -I$(ROOT) \
@@ -85,7 +89,30 @@ $(SKEL): $(BPF_OBJ)
 
 $(CLI): $(USER_SRCS) $(USER_HDRS) $(SKEL) $(XDPOFF_H)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS_USER) -o $@ $(USER_SRCS) $(LIBS_USER)
+	$(Q)$(CC) $(CFLAGS_USER) $(CPPFLAGS) $(LDFLAGS) -o $@ $(USER_SRCS) $(LIBS_USER)
+
+cli: $(CLI)
+
+# Debian packages (debian/): xdpoff-dkms and xdpoff, built from a copy of
+# the tree (tracked and untracked files, not ignored ones) into build/deb/,
+# then checked by lintian.  DEB_VERSION=V builds version V instead of
+# debian/changelog's (an upgrade to test).
+DEB_DIR	:= $(BUILD)/deb
+deb: deps
+	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/src
+	$(Q)git ls-files -co --exclude-standard -z | \
+		xargs -0 tar -cf - | tar -xf - -C $(DEB_DIR)/src
+	$(Q)if [ -n "$(DEB_VERSION)" ]; then \
+		{ printf 'xdpoff (%s) bookworm; urgency=medium\n\n  * Build %s (make deb DEB_VERSION=%s).\n\n -- %s  %s\n\n' \
+			"$(DEB_VERSION)" "$(DEB_VERSION)" "$(DEB_VERSION)" \
+			"$$(sed -n 's/^ -- \(.*>\)  .*/\1/p' debian/changelog | head -n1)" \
+			"$$(date -R)"; cat debian/changelog; } >$(DEB_DIR)/src/debian/changelog; \
+	fi
+	$(call msg,DPKG,$(DEB_DIR))
+	$(Q)cd $(DEB_DIR)/src && dpkg-buildpackage -b -us -uc $(if $(Q),>../build.log 2>&1 || { tail -n 40 ../build.log; exit 1; })
+	$(call msg,LINTIAN,$(DEB_DIR)/*.deb)
+	$(Q)lintian --fail-on error $(DEB_DIR)/*.deb
+	$(Q)ls $(DEB_DIR)/*.deb
 
 vm: deps
 	$(Q)for k in $(KERNELS); do \
@@ -141,4 +168,4 @@ clean:
 distclean:
 	$(Q)rm -rf $(BUILD)
 
-.PHONY: all deps modules vm demo check check-debug bench clean distclean
+.PHONY: all deps modules cli deb vm demo check check-debug bench clean distclean

@@ -19,6 +19,9 @@ PACKAGES=(
 	qemu-system-x86 busybox-static kmod cpio xz-utils zstd
 	# used inside the guest
 	nftables iproute2 ethtool python3 util-linux procps
+	# make deb, and the boot test, which installs the packages in the
+	# guest (DKMS runs there, never here)
+	dpkg-dev debhelper dh-dkms dkms lintian
 	# make bench: plots on the host; perf inside the guest (linux-perf's
 	# perf_6.1 matches the guest kernel)
 	gnuplot-nox linux-perf

@@ -930,7 +930,7 @@ static void format_rewrite(const struct xdpoff_rule_val *val, char *out,
 			   size_t size)
 {
 	struct sbuf b = { .s = out, .size = size };
-	char mac[32];
+	char mac[ADDR_LEN];
 	int i;
 
 	out[0] = '\0';
