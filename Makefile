@@ -97,7 +97,7 @@ cli: $(CLI)
 # the tree (tracked and untracked files, not ignored ones) into build/deb/,
 # then checked by lintian.  DEB_VERSION=V builds version V instead of
 # debian/changelog's (an upgrade to test).
-DEB_DIR	:= $(BUILD)/deb
+DEB_DIR	?= $(BUILD)/deb
 deb: deps
 	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/src
 	$(Q)git ls-files -co --exclude-standard -z | \

@@ -461,6 +461,9 @@ int xdpoff_xdp(struct xdp_md *ctx)
 	}
 	if (undecided != NO_MATCH && undecided < verdict_order)
 		return XDP_PASS;
+	/* A filter only software runs comes before the verdict. */
+	if (verdict_order != NO_MATCH && verdict_order >= meta->software_from)
+		return XDP_PASS;
 
 	/* Bytes from the network header on, as the stack counts them. */
 	len = ctx->data_end - ctx->data - ETH_HLEN -

@@ -117,6 +117,18 @@ struct xdpoff_block {
 	/* tc: filters replayed at attach, newest first, not installed yet */
 	bool			replaying;
 	struct list_head	replayed;	/* xdpoff_brule.replay_node */
+	struct list_head	sw_only;	/* tc: struct xdpoff_sw_only */
+};
+
+/*
+ * A tc filter the driver refused: tc keeps it, in software only (filters
+ * without skip_sw), where it runs before the later ones.  XDP takes no
+ * verdict from its order on (xdpoff_meta.software_from).
+ */
+struct xdpoff_sw_only {
+	struct list_head	list;
+	unsigned long		cookie;
+	u64			order;		/* the first of its priority */
 };
 
 /* A block bound to one device: a stage of its XDP program. */
@@ -226,6 +238,8 @@ int xdpoff_flower_setup(struct xdpoff_block *blk, struct flow_cls_offload *f);
 void xdpoff_flower_stats(struct xdpoff_block *blk, struct flow_cls_offload *f);
 void xdpoff_brules_flush(struct xdpoff_block *blk);
 void xdpoff_replay_commit(struct xdpoff_block *blk);
+u64 xdpoff_dev_software_from(struct xdpoff_dev *xdev);
+void xdpoff_sw_only_flush(struct xdpoff_block *blk);
 void xdpoff_rules_flush(struct xdpoff_dev *xdev, struct xdpoff_port *port);
 
 /* xdpoff_maps.c */
@@ -238,6 +252,7 @@ extern u32 xdpoff_fail_permille;
 extern bool xdpoff_fault_armed;
 int xdpoff_map_delete(struct bpf_map *map, const void *key);
 void xdpoff_dev_hold(struct xdpoff_dev *xdev, bool hold);
+void xdpoff_dev_meta_sync(struct xdpoff_dev *xdev);
 int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
 		    const struct xdpoff_fields *mask,
 		    const struct xdpoff_range *range, u32 needs, u64 order,

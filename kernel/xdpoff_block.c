@@ -124,6 +124,9 @@ static void xdpoff_port_del(struct xdpoff_port *port)
 	spin_unlock(&xdpoff_stats_lock);
 	xdev->nr_blocks--;
 	__clear_bit(port->stage, &xdev->stages_used);
+	/* Its software-only filters no longer hold the device back. */
+	if (!list_empty(&port->blk->sw_only) && xdev->netdev)
+		xdpoff_dev_meta_sync(xdev);
 	kfree(port);
 	xdpoff_dev_put(xdev);
 }
@@ -141,6 +144,7 @@ static struct xdpoff_block *xdpoff_block_alloc(struct flow_block *block,
 	INIT_LIST_HEAD(&blk->ports);
 	INIT_LIST_HEAD(&blk->tc_masks);
 	INIT_LIST_HEAD(&blk->replayed);
+	INIT_LIST_HEAD(&blk->sw_only);
 	hash_init(blk->rules);
 	return blk;
 }
@@ -156,6 +160,7 @@ void xdpoff_block_release(void *cb_priv)
 	list_for_each_entry_safe(port, tmp, &blk->ports, block_node)
 		xdpoff_port_del(port);
 	xdpoff_brules_flush(blk);
+	xdpoff_sw_only_flush(blk);
 	WARN_ON_ONCE(!list_empty(&blk->tc_masks));
 	kfree(blk);
 	mutex_unlock(&xdpoff_lock);

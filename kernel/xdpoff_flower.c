@@ -1080,6 +1080,9 @@ err_free:
 	return err;
 }
 
+static void xdpoff_sw_only_set(struct xdpoff_block *blk, unsigned long cookie,
+			       u32 prio, bool on);
+
 /*
  * The end of a tc replay (xdpoff_dev_replay()): flower hands its filters
  * over newest first (fl_reoffload() walks head->hw_filters, where each
@@ -1100,6 +1103,7 @@ void xdpoff_replay_commit(struct xdpoff_block *blk)
 		if (!xdpoff_brule_install(blk, br, &extack))
 			continue;
 		xdpoff_block_error(blk, &extack);
+		xdpoff_sw_only_set(blk, br->cookie, br->prio, true);
 		hash_del(&br->node);
 		xdpoff_brule_free(br);
 	}
@@ -1132,6 +1136,58 @@ static void xdpoff_block_error(struct xdpoff_block *blk,
 		port->xdev->last_error = extack->_msg;
 }
 
+u64 xdpoff_dev_software_from(struct xdpoff_dev *xdev)
+{
+	u64 from = XDPOFF_ORDER_NONE;
+	struct xdpoff_sw_only *so;
+	struct xdpoff_port *port;
+
+	list_for_each_entry(port, &xdev->ports, list)
+		list_for_each_entry(so, &port->blk->sw_only, list)
+			from = min(from, so->order);
+	return from;
+}
+
+/* Mark (@on) or unmark the tc filter @cookie as running in software only. */
+static void xdpoff_sw_only_set(struct xdpoff_block *blk, unsigned long cookie,
+			       u32 prio, bool on)
+{
+	struct xdpoff_sw_only *so, *found = NULL;
+	struct xdpoff_port *port;
+
+	if (!blk->tc)
+		return;
+	list_for_each_entry(so, &blk->sw_only, list)
+		if (so->cookie == cookie)
+			found = so;
+	if (on == !!found)
+		return;
+	if (on) {
+		so = kzalloc(sizeof(*so), GFP_KERNEL);
+		/* No memory: the filter's frames may be decided in XDP. */
+		if (!so)
+			return;
+		so->cookie = cookie;
+		so->order = (u64)(prio & 0xffff) << 47;
+		list_add(&so->list, &blk->sw_only);
+	} else {
+		list_del(&found->list);
+		kfree(found);
+	}
+	list_for_each_entry(port, &blk->ports, block_node)
+		xdpoff_dev_meta_sync(port->xdev);
+}
+
+void xdpoff_sw_only_flush(struct xdpoff_block *blk)
+{
+	struct xdpoff_sw_only *so, *tmp;
+
+	list_for_each_entry_safe(so, tmp, &blk->sw_only, list) {
+		list_del(&so->list);
+		kfree(so);
+	}
+}
+
 int xdpoff_flower_setup(struct xdpoff_block *blk, struct flow_cls_offload *f)
 {
 	struct netlink_ext_ack local = {};
@@ -1148,12 +1204,14 @@ int xdpoff_flower_setup(struct xdpoff_block *blk, struct flow_cls_offload *f)
 		err = xdpoff_block_replace(blk, f, f->common.extack ?: &local);
 		if (err)
 			xdpoff_block_error(blk, f->common.extack ?: &local);
+		xdpoff_sw_only_set(blk, f->cookie, f->common.prio, err);
 		return err;
 	case FLOW_CLS_DESTROY:
 		/* Unknown and repeated DESTROYs are normal. */
 		br = xdpoff_brule_find(blk, f->cookie);
 		if (br)
 			xdpoff_brule_del(blk, br);
+		xdpoff_sw_only_set(blk, f->cookie, f->common.prio, false);
 		return 0;
 	default:
 		return -EOPNOTSUPP;

@@ -127,7 +127,10 @@ int xdpoff_map_delete(struct bpf_map *map, const void *key)
  */
 static int xdpoff_meta_restore(struct xdpoff_dev *xdev)
 {
-	struct xdpoff_meta meta = { .nr_masks = xdev->hold ? 0 : xdev->nr_masks };
+	struct xdpoff_meta meta = {
+		.nr_masks = xdev->hold ? 0 : xdev->nr_masks,
+		.software_from = xdpoff_dev_software_from(xdev),
+	};
 	u32 zero = 0;
 
 	return xdpoff_map_write(xdev->meta, &zero, &meta, BPF_ANY);
@@ -141,6 +144,12 @@ static int xdpoff_meta_restore(struct xdpoff_dev *xdev)
 void xdpoff_dev_hold(struct xdpoff_dev *xdev, bool hold)
 {
 	xdev->hold = hold;
+	xdpoff_meta_restore(xdev);
+}
+
+/* The device's meta after a change of its software-only filters. */
+void xdpoff_dev_meta_sync(struct xdpoff_dev *xdev)
+{
 	xdpoff_meta_restore(xdev);
 }
 

@@ -166,7 +166,15 @@ struct xdpoff_mask {
 struct xdpoff_meta {
 	__u32	nr_masks;	/* highest used mask slot + 1 */
 	__u32	pad;
+	/*
+	 * No verdict at or after this order is taken in XDP: a tc filter
+	 * there could not be offloaded and runs in software only, where it
+	 * comes first.  Frames such a verdict would decide go up unchanged.
+	 * XDPOFF_ORDER_NONE: every filter is offloaded.
+	 */
+	__u64	software_from;
 };
+#define XDPOFF_ORDER_NONE	(~0ULL)
 
 /*
  * Per-CPU value of the stats array, one slot per installed rule.  A rule

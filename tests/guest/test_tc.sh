@@ -52,6 +52,9 @@ seen_is() { [ "$(seen)" = "$1" ]; }
 
 # tcf SELECTOR PREF FIELD: FIELD of the filter of priority PREF:
 #   packets (tc -s, software plus XDP), in_hw (1 or 0), in_hw_count
+# tcf_packets_is PREF N: eth1's ingress filter PREF counted N packets.
+tcf_packets_is() { [ "$(tcf "dev $RX ingress" "$1" packets)" = "$2" ]; }
+
 tcf() {
 	tc -s -j filter show $1 | python3 -c '
 import json, sys
@@ -368,6 +371,31 @@ tc qdisc del dev eth2 ingress
 check "last unbind" tc qdisc del dev $RX ingress
 check_eq "... every map is empty, no block left" "0 0 0 0" \
 	"$(nrules $RX) $(nrules eth2) $(blocks $RX) $(blocks eth2)"
+
+# --- a filter xdpoff cannot take: no verdict from its priority on ---------------
+# It stays in software only, where it runs before the later filters: XDP
+# must leave the frames of those to software, or it could decide a frame
+# that filter takes (a verdict or a counter would change).
+tc qdisc add dev $RX ingress
+tc filter add dev $RX ingress prio 5 protocol ip flower ip_proto udp dst_port 60 action drop
+tc filter add dev $RX ingress prio 6 protocol arp flower arp_op request action drop
+tc filter add dev $RX ingress prio 7 protocol ip flower ip_proto udp dst_port 61 action drop
+check_eq "an arp filter between two others is not in hw, they are" "1 0 1" \
+	"$(tcf "dev $RX ingress" 5 in_hw) $(tcf "dev $RX ingress" 6 in_hw) $(tcf "dev $RX ingress" 7 in_hw)"
+d0=$(xdp_drops $RX)
+send $TX $RX $V4 --proto udp --dport 60 --count 3
+check "the filter before it still drops in XDP" wait_for xdp_drops_are $RX "$d0" 3
+d0=$(xdp_drops $RX)
+send $TX $RX $V4 --proto udp --dport 61 --count 3
+check "the filter after it: its frames go up, tc drops them in software" \
+	wait_for tcf_packets_is 7 3
+check "... none of them dropped in XDP" xdp_drops_are $RX "$d0" 0
+tc filter del dev $RX ingress prio 6
+d0=$(xdp_drops $RX)
+send $TX $RX $V4 --proto udp --dport 61 --count 3
+check "with the arp filter gone, XDP drops for the later filter again" \
+	wait_for xdp_drops_are $RX "$d0" 3
+tc qdisc del dev $RX ingress
 
 # --- module unload with filters offloaded ------------------------------------------
 tc qdisc add dev $RX ingress

@@ -1,0 +1,120 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The boot test's driver inside the guest (tests/boot/run): run by
+# xdpoff-boot-test.service at each boot, after nftables.service; the
+# stage survives the reboot in /var/lib/xdpoff-boot (the disk).  KTAP on
+# the serial console; at the end, status and kernel log into /xdpoff-io.
+set -u
+STATE=/var/lib/xdpoff-boot
+IO=/xdpoff-io
+export KTAP_COUNTER=$STATE/ktap.count
+export PEER_NS=xpeer
+. "$XDPOFF_BOOT_REPO/tests/lib/lib.sh"
+XDPOFF=/usr/sbin/xdpoff
+read -r V1 V2 <"$STATE/versions"
+stage=$(cat "$STATE/stage" 2>/dev/null || echo 1)
+cd /root/debs
+
+finish() {
+	echo "1..$(cat "$KTAP_COUNTER" 2>/dev/null || echo 0)"
+	echo 0 >"$IO/status.tmp" && mv "$IO/status.tmp" "$IO/status"
+	dmesg >"$IO/dmesg" 2>&1
+	sync
+	systemctl poweroff
+	exit 0
+}
+
+# nft_drop_counter: packets of the boot ruleset's drop rule.
+nft_drop_counter() {
+	nft_counter netdev xdpoff_boot ingress drop9
+}
+
+# drops N: N frames to udp 9 from the peer, all dropped in XDP on eth1
+# and counted by nft on top of what it had.
+drops() {
+	local base nbase
+	base=$(xdp_drops eth1)
+	nbase=$(nft_drop_counter)
+	send eth0 eth1 --saddr 10.8.0.1 --daddr 10.8.0.2 --proto udp --dport 9 --count "$1"
+	wait_for xdp_drops_are eth1 "$base" "$1" &&
+		wait_for counter_is netdev xdpoff_boot ingress drop9 $(( nbase + $1 ))
+}
+
+if [ "$stage" = 1 ]; then
+	echo "TAP version 13"
+	echo "# guest kernel $(uname -r)"
+	echo "# boot 1: install, enable, reboot"
+	out=$(DEBIAN_FRONTEND=noninteractive apt-get install -y --no-download \
+		./"$V1"/xdpoff-dkms_"$V1"_all.deb ./"$V1"/xdpoff_"$V1"_*.deb 2>&1)
+	rc=$?
+	tail -n 15 <<<"$out" | diag
+	check_eq "apt install ./xdpoff-dkms_$V1_all.deb ./xdpoff_$V1_*.deb" 0 "$rc"
+	check "DKMS built and installed the module for the running kernel" \
+		grep -q "^xdpoff/$V1, $(uname -r), x86_64: installed" <<<"$(dkms status)"
+	check "the unit and the nftables drop-in are installed" \
+		test -f /lib/systemd/system/xdpoff@.service -a \
+		     -f /lib/systemd/system/nftables.service.d/xdpoff.conf
+	cat >/etc/nftables.conf <<'EOT'
+#!/usr/sbin/nft -f
+flush ruleset
+table netdev xdpoff_boot {
+	chain ingress {
+		type filter hook ingress device eth1 priority 10; policy accept; flags offload;
+		udp dport 9 counter drop comment "drop9"
+	}
+}
+EOT
+	check "systemctl enable xdpoff@eth1 nftables.service" \
+		systemctl enable xdpoff@eth1.service nftables.service
+	echo 2 >"$STATE/stage"
+	sync
+	echo "# rebooting"
+	systemctl reboot
+	exit 0
+fi
+
+echo "# boot 2: after the reboot"
+check "xdpoff@eth1.service is active" systemctl is-active xdpoff@eth1.service
+check "nftables.service is active" systemctl is-active nftables.service
+a=$(systemctl show -P ExecMainExitTimestampMonotonic xdpoff@eth1.service)
+n=$(systemctl show -P ExecMainStartTimestampMonotonic nftables.service)
+check "eth1 was attached before nftables.service loaded the ruleset ($a < $n us)" \
+	test "$a" -gt 0 -a "$a" -lt "$n"
+check_eq "the module is the one DKMS built" \
+	"/lib/modules/$(uname -r)/updates/dkms/xdpoff.ko" \
+	"$(modinfo -n xdpoff 2>&1 | sed 's/\.ko\..*$/.ko/')"
+check_eq "the offloaded chain's rule is in eth1's maps at boot" 1 \
+	"$(map_count eth1 xdpoff_rules)"
+setup_peer eth0
+ip link set eth1 promisc on
+check "frames to udp 9 are dropped in XDP and counted by nft" drops 10
+prog1=$(bpftool -j prog show pinned "$PIN/eth1/xdpoff_prog" 2>/dev/null | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+
+out=$(DEBIAN_FRONTEND=noninteractive apt-get install -y --no-download \
+	./"$V2"/xdpoff-dkms_"$V2"_all.deb ./"$V2"/xdpoff_"$V2"_*.deb 2>&1)
+rc=$?
+tail -n 15 <<<"$out" | diag
+check_eq "apt upgrade to $V2" 0 "$rc"
+check "DKMS installed $V2 for the running kernel" \
+	grep -q "^xdpoff/$V2, $(uname -r), x86_64: installed" <<<"$(dkms status)"
+prog2=$(bpftool -j prog show pinned "$PIN/eth1/xdpoff_prog" 2>/dev/null | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+check "eth1 was attached again (XDP program $prog1 -> $prog2)" \
+	test -n "$prog2" -a "$prog1" != "$prog2"
+check_eq "the rule came back into XDP by itself" 1 "$(map_count eth1 xdpoff_rules)"
+check "frames are dropped in XDP again; nft's counter went on from its value" drops 10
+
+out=$(DEBIAN_FRONTEND=noninteractive apt-get remove -y xdpoff xdpoff-dkms 2>&1)
+rc=$?
+tail -n 10 <<<"$out" | diag
+check_eq "apt remove xdpoff xdpoff-dkms" 0 "$rc"
+check "no module loaded" test ! -e /sys/module/xdpoff
+check "no pin left" test ! -e "$PIN/eth1"
+check_eq "no XDP program on eth1" "" "$(ip -d link show eth1 | grep -o 'prog/xdp id [0-9]*')"
+check "no unit file, no enabled instance left" \
+	test ! -e /lib/systemd/system/xdpoff@.service -a \
+	     ! -L /etc/systemd/system/sysinit.target.wants/xdpoff@eth1.service
+check_eq "no module file left in any kernel's tree" "" \
+	"$(find /lib/modules -name 'xdpoff.ko*' 2>/dev/null)"
+check "the chain stays, in software" nft list chain netdev xdpoff_boot ingress
+cleanup_peer
+finish
