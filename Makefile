@@ -4,6 +4,8 @@
 #   make          build the module, the XDP object and the CLI into build/
 #   make demo     boot the guest and show an offloaded nft ruleset at work
 #   make check    all tests (host and in-guest); ends with "N passed, N failed"
+#   make check-boot   the boot test (packages, systemd, reboot, upgrade,
+#                 remove) on every kernel; make check runs it on the newest
 #   make check-debug  the same suite on a debug kernel (KASAN, lockdep,
 #                 kmemleak) built from Debian's linux-source-6.1 and cached
 #   TESTS="tests/guest/test_churn.sh ..."  only those files, for both checks
@@ -126,6 +128,12 @@ demo: all vm
 check: all vm
 	$(Q)KERNELS="$(KERNELS)" $(ROOT)/tests/check $(TESTS)
 
+# The boot test (tests/boot/run) on every kernel of KERNELS; make check
+# runs it on the newest only.
+check-boot: all vm
+	$(Q)KERNELS="$(KERNELS)" BOOT_KERNELS="$(KERNELS)" XDPOFF_BOOT_ONLY=1 \
+		$(ROOT)/tests/check
+
 # The debug kernel (tests/vm/debug-kernel, cached in build/cache/) and
 # xdpoff.ko built against it; the suite runs with both.  KASAN and lockdep
 # under TCG are slow: a longer guest timeout and polling budget, a quarter
@@ -168,4 +176,4 @@ clean:
 distclean:
 	$(Q)rm -rf $(BUILD)
 
-.PHONY: all deps modules cli deb vm demo check check-debug bench clean distclean
+.PHONY: all deps modules cli deb vm demo check check-boot check-debug bench clean distclean
