@@ -56,6 +56,7 @@ A_IFINDEX, A_RULES, A_MASKS, A_META, A_STATS = 1, 2, 3, 4, 5
 FIELDS = 68
 RULE_KEY, RULE_VAL = 4 + FIELDS, 64
 MASK_VAL = FIELDS + 4 * 5 + 8 + 8
+META_VAL = 16         # struct xdpoff_meta: nr_masks, pad, software_from
 MAX_MASKS = 32
 BPF_MAP_CREATE = 0
 HASH, ARRAY, PERCPU_ARRAY = 1, 2, 6
@@ -74,7 +75,7 @@ def bpf_map(mtype, key, value, entries):
 def maps(kind):
     """Four map fds, right or wrong in one way."""
     spec = [(HASH, RULE_KEY, RULE_VAL, 64), (ARRAY, 4, MASK_VAL, MAX_MASKS),
-            (ARRAY, 4, 8, 1), (PERCPU_ARRAY, 4, 32, 64)]
+            (ARRAY, 4, META_VAL, 1), (PERCPU_ARRAY, 4, 32, 64)]
     if kind == "hash":          # masks as a hash, not an array
         spec[1] = (HASH, 4, MASK_VAL, MAX_MASKS)
     elif kind == "small":       # masks array too short
