@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* xdpoff CLI: logging, exit codes and the generic netlink helpers (nl.c). */
+/*
+ * xdpoff CLI: logging, exit codes, the generic netlink helpers (nl.c), the
+ * pins (pins.c) and the commands (attach.c, show.c).
+ */
 #ifndef __XDPOFF_CLI_H
 #define __XDPOFF_CLI_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <linux/types.h>
 #include <libmnl/libmnl.h>
 
 enum {
@@ -52,5 +56,31 @@ int xnl_dump(struct xnl *nl, struct nlmsghdr *nlh, mnl_cb_t cb, void *data);
 
 /* replay.c: re-create @dev's offloaded nft chains after an attach. */
 void nft_restore_chains(const char *dev);
+
+/* pins.c */
+
+/* What `attach` pins under XDPOFF_PIN_ROOT/DEV; the maps come first. */
+enum { PIN_RULES, PIN_MASKS, PIN_META, PIN_STATS, PIN_PROG, NR_PINS };
+#define NR_MAPS PIN_PROG
+
+extern const char *const pin_names[NR_PINS];
+
+bool valid_ifname(const char *dev);
+void pin_path(char *buf, size_t size, const char *dev, int pin);
+bool pin_dir_exists(const char *dev);
+int open_pin(const char *dev, int pin);
+__u32 prog_id(int prog_fd);
+__u32 map_max_entries(int map_fd);
+
+/* The commands (attach.c, show.c), called by main() with the parsed line. */
+struct args {
+	const char	*dev;
+	__u32		max_rules;
+	bool		json;
+};
+
+int cmd_attach(const struct args *a);
+int cmd_detach(const struct args *a);
+int cmd_show(const struct args *a);
 
 #endif /* __XDPOFF_CLI_H */

@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xdpoff CLI: `show`.  Reads each attached device's pinned maps (masks,
+ * rules, per-CPU counters) and the module's per-device state
+ * (XDPOFF_CMD_GET) into struct dev_info, then prints it as text (format.c)
+ * or JSON (json.c).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <linux/types.h>
+#include <linux/genetlink.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "xdpoff/xdpoff.h"
+#include "cli.h"
+#include "show.h"
+
+/* ---- show: reading -------------------------------------------------- */
+
+/* Every device's struct kinfo, from XDPOFF_CMD_GET's dump. */
+struct kinfos {
+	struct kinfo	*v;
+	size_t		n;
+};
+
+static int kinfo_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct kinfos *k = data;
+	const struct nlattr *attr;
+	struct kinfo ki = {};
+	struct kinfo *v;
+
+	mnl_attr_for_each(attr, nlh, sizeof(struct genlmsghdr)) {
+		if (mnl_attr_get_type(attr) == XDPOFF_ATTR_LAST_ERROR) {
+			snprintf(ki.last_error, sizeof(ki.last_error), "%.*s",
+				 (int)mnl_attr_get_payload_len(attr),
+				 mnl_attr_get_str(attr));
+			continue;
+		}
+		if (mnl_attr_validate(attr, MNL_TYPE_U32) < 0)
+			continue;
+		switch (mnl_attr_get_type(attr)) {
+		case XDPOFF_ATTR_IFINDEX:
+			ki.ifindex = mnl_attr_get_u32(attr);
+			break;
+		case XDPOFF_ATTR_NR_RULES:
+			ki.nr_rules = mnl_attr_get_u32(attr);
+			break;
+		case XDPOFF_ATTR_NR_BLOCKS:
+			ki.nr_blocks = mnl_attr_get_u32(attr);
+			break;
+		case XDPOFF_ATTR_MAX_RULES:
+			ki.max_rules = mnl_attr_get_u32(attr);
+			break;
+		}
+	}
+	v = realloc(k->v, (k->n + 1) * sizeof(*v));
+	if (!v) {
+		errno = ENOMEM;
+		return MNL_CB_ERROR;
+	}
+	k->v = v;
+	k->v[k->n++] = ki;
+	return MNL_CB_OK;
+}
+
+/* Ask the module what it manages; best effort, show works without it. */
+static void module_query(struct kinfos *k)
+{
+	struct nlmsghdr *nlh;
+	struct xnl nl;
+	int err;
+
+	err = xnl_open(&nl);
+	if (err) {
+		pr_debug("kernel module not reachable: %s\n", strerror(-err));
+		return;
+	}
+	nlh = xnl_request(&nl, XDPOFF_CMD_GET, 0);
+	err = xnl_dump(&nl, nlh, kinfo_cb, k);
+	if (err)
+		pr_debug("XDPOFF_CMD_GET failed: %s\n", strerror(-err));
+	xnl_close(&nl);
+}
+
+static const struct kinfo *find_kinfo(const struct kinfos *k, int ifindex)
+{
+	size_t i;
+
+	for (i = 0; ifindex && i < k->n; i++)
+		if (k->v[i].ifindex == (__u32)ifindex)
+			return &k->v[i];
+	return NULL;
+}
+
+static int read_masks(struct dev_info *d, int masks_fd, int meta_fd)
+{
+	struct xdpoff_meta meta;
+	struct xdpoff_mask m;
+	__u32 i = 0;
+	int err;
+
+	err = bpf_map_lookup_elem(meta_fd, &i, &meta);
+	for (i = 0; !err && i < meta.nr_masks && i < XDPOFF_MAX_MASKS; i++) {
+		err = bpf_map_lookup_elem(masks_fd, &i, &m);
+		if (err)
+			break;
+		if (m.active)
+			d->masks[d->nr_masks++] = m;
+	}
+	return err;
+}
+
+static const struct xdpoff_mask *find_mask(const struct dev_info *d, __u32 id)
+{
+	__u32 i;
+
+	for (i = 0; i < d->nr_masks; i++)
+		if (d->masks[i].id == id)
+			return &d->masks[i];
+	return NULL;
+}
+
+/* Sum a rule's per-CPU counters into @r; @buf holds @ncpus values. */
+static void read_stats(struct rule *r, int stats_fd, struct xdpoff_stats *buf,
+		       int ncpus)
+{
+	int i;
+
+	if (bpf_map_lookup_elem(stats_fd, &r->val.stats_slot, buf))
+		return;
+	for (i = 0; i < ncpus; i++) {
+		r->packets += buf[i].packets;
+		r->bytes += buf[i].bytes;
+		r->consumed_packets += buf[i].consumed_packets;
+	}
+}
+
+static int cmp_rules(const void *a, const void *b)
+{
+	const struct rule *x = a, *y = b;
+
+	if (x->val.order != y->val.order)
+		return x->val.order < y->val.order ? -1 : 1;
+	return (x->val.stats_slot > y->val.stats_slot) -
+	       (x->val.stats_slot < y->val.stats_slot);
+}
+
+static int read_rules(struct dev_info *d, int rules_fd, int stats_fd,
+		      int ncpus)
+{
+	__u32 limit = d->max_rules ? d->max_rules : UINT32_MAX;
+	struct xdpoff_rule_key key, next;
+	struct xdpoff_stats *buf;
+	size_t cap = 0;
+	struct rule *r;
+	void *prev = NULL;
+	int err = 0;
+	__u32 n;
+
+	buf = calloc(ncpus, sizeof(*buf));
+	if (!buf)
+		return -ENOMEM;
+	/* The module may rewrite the hash under us: bound the walk. */
+	for (n = 0; n < limit; n++) {
+		err = bpf_map_get_next_key(rules_fd, prev, &next);
+		if (err)
+			break;
+		key = next;
+		prev = &key;
+		if (d->nr_rules == cap) {
+			cap = cap ? 2 * cap : 64;
+			r = realloc(d->rules, cap * sizeof(*r));
+			if (!r) {
+				err = -ENOMEM;
+				break;
+			}
+			d->rules = r;
+		}
+		r = &d->rules[d->nr_rules];
+		memset(r, 0, sizeof(*r));
+		r->key = key;
+		if (bpf_map_lookup_elem(rules_fd, &key, &r->val))
+			continue;	/* deleted meanwhile */
+		r->slot = find_mask(d, key.mask_id);
+		r->mask = r->slot ? &r->slot->mask : NULL;
+		if (!r->mask) {
+			pr_debug("%s: rule with inactive mask %u skipped\n",
+				 d->name, key.mask_id);
+			continue;
+		}
+		read_stats(r, stats_fd, buf, ncpus);
+		d->packets += r->packets;
+		d->bytes += r->bytes;
+		d->nr_rules++;
+	}
+	free(buf);
+	if (err && err != -ENOENT)
+		return err;
+	if (d->nr_rules)
+		qsort(d->rules, d->nr_rules, sizeof(*d->rules), cmp_rules);
+	return 0;
+}
+
+static int read_dev(struct dev_info *d, int ncpus)
+{
+	int fds[NR_PINS], i, err = 0;
+	__u32 cur = 0;
+
+	d->ifindex = if_nametoindex(d->name);
+	for (i = 0; i < NR_PINS; i++) {
+		fds[i] = open_pin(d->name, i);
+		if (fds[i] < 0 && i != PIN_PROG && !err) {
+			err = fds[i];
+			pr_warn("Couldn't open pinned map %s of %s: %s\n",
+				pin_names[i], d->name, strerror(-err));
+		}
+	}
+	if (err)
+		goto out;
+
+	d->prog_id = prog_id(fds[PIN_PROG]);
+	d->max_rules = map_max_entries(fds[PIN_RULES]);
+	if (!d->ifindex)
+		pr_warn("%s: device is gone\n", d->name);
+	else if (!bpf_xdp_query_id(d->ifindex, XDP_FLAGS_DRV_MODE, &cur))
+		d->attached_id = cur;
+
+	err = read_masks(d, fds[PIN_MASKS], fds[PIN_META]);
+	if (!err)
+		err = read_rules(d, fds[PIN_RULES], fds[PIN_STATS], ncpus);
+	if (err)
+		pr_warn("Couldn't read the maps of %s: %s\n", d->name,
+			strerror(-err));
+out:
+	for (i = 0; i < NR_PINS; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	return err;
+}
+
+/* ---- show ------------------------------------------------------------- */
+
+static int is_dev_dir(const struct dirent *de)
+{
+	return de->d_type == DT_DIR && de->d_name[0] != '.';
+}
+
+int cmd_show(const struct args *a)
+{
+	struct kinfos kin = { 0 };
+	struct dirent **names = NULL;
+	int i, n = 0, ncpus, ret = EXIT_OK;
+	bool shown = false;
+
+	if (a->dev && !(valid_ifname(a->dev) && pin_dir_exists(a->dev))) {
+		pr_warn("%s is not attached\n", a->dev);
+		return EXIT_FAIL;
+	}
+	if (!a->dev) {
+		n = scandir(XDPOFF_PIN_ROOT, &names, is_dev_dir, alphasort);
+		if (n < 0 && errno != ENOENT) {
+			pr_warn("Couldn't read %s: %s\n", XDPOFF_PIN_ROOT,
+				strerror(errno));
+			return EXIT_FAIL;
+		}
+	}
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus < 0) {
+		pr_warn("Couldn't get the number of CPUs: %s\n",
+			strerror(-ncpus));
+		return EXIT_FAIL;
+	}
+	module_query(&kin);
+
+	if (a->json)
+		putchar('[');
+	for (i = 0; i < (a->dev ? 1 : n); i++) {
+		struct dev_info d = { .name = a->dev ? a->dev : names[i]->d_name };
+
+		if (read_dev(&d, ncpus)) {
+			ret = EXIT_FAIL;
+		} else {
+			d.kinfo = find_kinfo(&kin, d.ifindex);
+			if (a->json && shown)
+				putchar(',');
+			if (a->json)
+				print_dev_json(&d);
+			else
+				print_dev_text(&d);
+			shown = true;
+		}
+		free(d.rules);
+	}
+	if (a->json)
+		printf("]\n");
+
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	free(kin.v);
+	return ret;
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * xdpoff CLI: what `show` reads about a device (show.c) and how it prints
+ * it, as text (format.c) or JSON (json.c).
+ */
+#ifndef __XDPOFF_SHOW_H
+#define __XDPOFF_SHOW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <arpa/inet.h>
+#include <linux/types.h>
+
+#include "xdpoff/xdpoff.h"
+
+struct rule {
+	struct xdpoff_rule_key		key;
+	struct xdpoff_rule_val		val;
+	const struct xdpoff_fields	*mask;
+	const struct xdpoff_mask	*slot;	/* mask, ranges */
+	__u64				packets;
+	__u64				bytes;
+	__u64				consumed_packets;
+};
+
+/* Per-device state from XDPOFF_CMD_GET. */
+struct kinfo {
+	__u32	ifindex;
+	__u32	nr_rules;
+	__u32	nr_blocks;
+	__u32	max_rules;
+	char	last_error[256];	/* why the module refused a rule */
+};
+
+struct dev_info {
+	const char		*name;
+	int			ifindex;
+	__u32			prog_id;
+	__u32			attached_id;	/* on the device, native mode */
+	__u32			max_rules;
+	__u32			nr_masks;	/* active ones, in masks[] */
+	struct xdpoff_mask	masks[XDPOFF_MAX_MASKS];
+	struct rule		*rules;
+	size_t			nr_rules;
+	__u64			packets;
+	__u64			bytes;
+	const struct kinfo	*kinfo;		/* NULL: module did not say */
+};
+
+/* format.c: helpers json.c shares */
+
+#define ADDR_LEN	INET6_ADDRSTRLEN	/* an address or a MAC */
+
+const char *action_name(__u32 action);
+bool all_ones(const void *p, size_t n);
+bool is_zero(const void *p, size_t n);
+char *fmt_mac(char *buf, const __u8 *mac);
+char *fmt_ip(char *buf, int family, const __be32 *addr);
+int addr_bytes(int family);
+int rule_family(const struct xdpoff_fields *v);
+void format_rewrite(const struct xdpoff_rule_val *val, char *out,
+		    size_t size);
+unsigned int order_prio(__u64 order);
+const char *order_hook(__u64 order);
+unsigned int order_handle(__u64 order);
+const char *ifname_of(__u32 ifindex);
+
+/* One device, as text (format.c) or as a JSON object (json.c). */
+void print_dev_text(const struct dev_info *d);
+void print_dev_json(const struct dev_info *d);
+
+#endif /* __XDPOFF_SHOW_H */
