@@ -213,34 +213,20 @@ static inline void xdpoff_set_err_msg(struct netlink_ext_ack *extack,
 		extack->_msg = msg;
 }
 
-/* xdpoff_main.c */
-struct xdpoff_dev *xdpoff_dev_find(const struct net_device *netdev);
-struct xdpoff_dev *xdpoff_dev_find_ifindex(struct net *net, int ifindex);
-int xdpoff_dev_attach(struct net_device *netdev, struct bpf_map *maps[4],
-		      struct netlink_ext_ack *extack);
-int xdpoff_dev_detach(struct xdpoff_dev *xdev, struct netlink_ext_ack *extack);
-void xdpoff_dev_put(struct xdpoff_dev *xdev);
-extern struct list_head xdpoff_devs;
-
-/* xdpoff_block.c */
-int xdpoff_indr_setup(struct net_device *netdev, struct Qdisc *sch,
-		      void *cb_priv, enum tc_setup_type type, void *type_data,
-		      void *data,
-		      void (*cleanup)(struct flow_block_cb *block_cb));
-void xdpoff_block_release(void *cb_priv);
-void xdpoff_block_dev_gone(struct xdpoff_dev *xdev);
-void xdpoff_dev_replay(struct xdpoff_dev *xdev);
-
-/* xdpoff_flower.c */
-int xdpoff_flower_parse(const struct flow_rule *rule, bool tc,
-			struct xdpoff_match *m, struct netlink_ext_ack *extack);
-int xdpoff_flower_setup(struct xdpoff_block *blk, struct flow_cls_offload *f);
-void xdpoff_flower_stats(struct xdpoff_block *blk, struct flow_cls_offload *f);
-void xdpoff_brules_flush(struct xdpoff_block *blk);
-void xdpoff_replay_commit(struct xdpoff_block *blk);
-u64 xdpoff_dev_software_from(struct xdpoff_dev *xdev);
-void xdpoff_sw_only_flush(struct xdpoff_block *blk);
-void xdpoff_rules_flush(struct xdpoff_dev *xdev, struct xdpoff_port *port);
+/*
+ * The files, lowest layer first.  Each calls only into the files before
+ * it; the structs above are shared.
+ *
+ *   xdpoff_maps.c	the BPF maps				(calls none)
+ *   xdpoff_debugfs.c	debugfs					(calls none)
+ *   xdpoff_parse.c	flow_rule -> struct xdpoff_match	(calls none)
+ *   xdpoff_rules.c	a device's rule table; xdpoff_dev_put()
+ *   xdpoff_dev.c	the devices: list, lookup, attach, detach
+ *   xdpoff_brules.c	a block's rules: FLOW_CLS_*, tc order, sw_only
+ *   xdpoff_block.c	block bind/unbind, replay at attach
+ *   xdpoff_nl.c	generic netlink: attach, detach, dump
+ *   xdpoff_main.c	module init/exit, netdev notifier
+ */
 
 /* xdpoff_maps.c */
 int xdpoff_maps_validate(struct bpf_map *maps[4],
@@ -263,14 +249,54 @@ void xdpoff_stats_free(struct xdpoff_dev *xdev, u32 slot);
 void xdpoff_stats_read(struct xdpoff_dev *xdev, u32 slot,
 		       struct xdpoff_stats *sum);
 
-/* xdpoff_nl.c */
-int xdpoff_nl_init(void);
-void xdpoff_nl_uninit(void);
-
 /* xdpoff_debugfs.c */
 void xdpoff_debugfs_init(void);
 void xdpoff_debugfs_uninit(void);
 void xdpoff_debugfs_dev_add(struct xdpoff_dev *xdev);
 void xdpoff_debugfs_dev_del(struct xdpoff_dev *xdev);
+
+/* xdpoff_parse.c */
+int xdpoff_parse_rule(const struct flow_rule *rule, bool tc,
+		      struct xdpoff_match *m, struct netlink_ext_ack *extack);
+
+/* xdpoff_rules.c */
+struct xdpoff_rule *xdpoff_rule_find(struct xdpoff_dev *xdev,
+				     unsigned long cookie);
+int xdpoff_rule_add(struct xdpoff_port *port, const struct xdpoff_brule *br,
+		    struct netlink_ext_ack *extack);
+void xdpoff_rule_del(struct xdpoff_dev *xdev, struct xdpoff_rule *r);
+void xdpoff_rule_stats(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
+		       u64 *pkts, u64 *bytes);
+void xdpoff_rules_flush(struct xdpoff_dev *xdev, struct xdpoff_port *port);
+void xdpoff_dev_put(struct xdpoff_dev *xdev);
+
+/* xdpoff_dev.c */
+extern struct list_head xdpoff_devs;
+struct xdpoff_dev *xdpoff_dev_find(const struct net_device *netdev);
+struct xdpoff_dev *xdpoff_dev_find_ifindex(struct net *net, int ifindex);
+void xdpoff_dev_unlist(struct xdpoff_dev *xdev);
+int xdpoff_dev_attach(struct net_device *netdev, struct bpf_map *maps[4],
+		      struct netlink_ext_ack *extack);
+int xdpoff_dev_detach(struct xdpoff_dev *xdev, struct netlink_ext_ack *extack);
+
+/* xdpoff_brules.c */
+int xdpoff_flower_setup(struct xdpoff_block *blk, struct flow_cls_offload *f);
+void xdpoff_flower_stats(struct xdpoff_block *blk, struct flow_cls_offload *f);
+void xdpoff_replay_commit(struct xdpoff_block *blk);
+void xdpoff_sw_only_flush(struct xdpoff_block *blk);
+void xdpoff_brules_flush(struct xdpoff_block *blk);
+
+/* xdpoff_block.c */
+int xdpoff_indr_setup(struct net_device *netdev, struct Qdisc *sch,
+		      void *cb_priv, enum tc_setup_type type, void *type_data,
+		      void *data,
+		      void (*cleanup)(struct flow_block_cb *block_cb));
+void xdpoff_block_release(void *cb_priv);
+void xdpoff_block_dev_gone(struct xdpoff_dev *xdev);
+void xdpoff_dev_replay(struct xdpoff_dev *xdev);
+
+/* xdpoff_nl.c */
+int xdpoff_nl_init(void);
+void xdpoff_nl_uninit(void);
 
 #endif /* _XDPOFF_H */

@@ -119,6 +119,19 @@ int xdpoff_map_delete(struct bpf_map *map, const void *key)
 	return err;
 }
 
+/* meta.software_from: the earliest tc filter left in software only. */
+static u64 xdpoff_dev_software_from(struct xdpoff_dev *xdev)
+{
+	u64 from = XDPOFF_ORDER_NONE;
+	struct xdpoff_sw_only *so;
+	struct xdpoff_port *port;
+
+	list_for_each_entry(port, &xdev->ports, list)
+		list_for_each_entry(so, &port->blk->sw_only, list)
+			from = min(from, so->order);
+	return from;
+}
+
 /*
  * Writes that take something back (a failed install undone, a mask
  * released) go around fault injection: they overwrite an element of an

@@ -14,7 +14,7 @@
  *
  *   classify rules=N masks=M repeat=R ns=X retval=1
  *
- * The maps, as kernel/xdpoff_maps.c and kernel/xdpoff_flower.c write them:
+ * The maps, as kernel/xdpoff_maps.c and kernel/xdpoff_rules.c write them:
  *  - mask slot i (0..M-1): active, id i+1; matches EtherType IPv4, the
  *    flags the parser sets (IPv4, protocol, ports; no VLAN tag), protocol
  *    UDP, ip daddr /32, udp dport, and ip saddr/i: M distinct masks.

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xdpoff: the devices handed over by `xdpoff attach`: their list
+ * (xdpoff_devs) and the locks, lookup, attach and detach.
+ */
+
+#include <linux/bitmap.h>
+#include <linux/bpf.h>
+#include <linux/netdevice.h>
+#include <linux/slab.h>
+
+#include "xdpoff.h"
+
+/* Protects xdpoff_devs and everything hanging off a device. */
+DEFINE_MUTEX(xdpoff_lock);
+DEFINE_SPINLOCK(xdpoff_stats_lock);
+LIST_HEAD(xdpoff_devs);
+
+struct xdpoff_dev *xdpoff_dev_find(const struct net_device *netdev)
+{
+	struct xdpoff_dev *xdev;
+
+	list_for_each_entry(xdev, &xdpoff_devs, list)
+		if (xdev->netdev == netdev)
+			return xdev;
+	return NULL;
+}
+
+struct xdpoff_dev *xdpoff_dev_find_ifindex(struct net *net, int ifindex)
+{
+	struct xdpoff_dev *xdev;
+
+	list_for_each_entry(xdev, &xdpoff_devs, list)
+		if (xdev->ifindex == ifindex &&
+		    net_eq(dev_net(xdev->netdev), net))
+			return xdev;
+	return NULL;
+}
+
+/* Take @xdev off the list; bound blocks keep it alive until unbound. */
+void xdpoff_dev_unlist(struct xdpoff_dev *xdev)
+{
+	/* Rules may reference other devices (fwd): let go of them now. */
+	xdpoff_rules_flush(xdev, NULL);
+	list_del(&xdev->list);
+	netdev_put(xdev->netdev, &xdev->dev_tracker);
+	xdev->netdev = NULL;
+	xdpoff_dev_put(xdev);
+}
+
+/*
+ * Take over @netdev with the maps of its XDP program.  On success the map
+ * references belong to the device.  Caller holds xdpoff_lock.
+ */
+int xdpoff_dev_attach(struct net_device *netdev, struct bpf_map *maps[4],
+		      struct netlink_ext_ack *extack)
+{
+	struct xdpoff_dev *xdev;
+	int err;
+
+	if (xdpoff_dev_find(netdev)) {
+		NL_SET_ERR_MSG_MOD(extack, "device is already attached");
+		return -EEXIST;
+	}
+	if (!netdev->netdev_ops->ndo_bpf) {
+		NL_SET_ERR_MSG_MOD(extack, "device does not support native XDP");
+		return -EOPNOTSUPP;
+	}
+	err = xdpoff_maps_validate(maps, extack);
+	if (err)
+		return err;
+
+	xdev = kzalloc(sizeof(*xdev), GFP_KERNEL);
+	if (!xdev)
+		return -ENOMEM;
+	xdev->max_rules = maps[0]->max_entries;
+	xdev->stats_used = bitmap_zalloc(xdev->max_rules, GFP_KERNEL);
+	if (!xdev->stats_used) {
+		kfree(xdev);
+		return -ENOMEM;
+	}
+
+	kref_init(&xdev->ref);
+	hash_init(xdev->by_cookie);
+	hash_init(xdev->by_key);
+	INIT_LIST_HEAD(&xdev->ports);
+	xdev->rules = maps[0];
+	xdev->masks = maps[1];
+	xdev->meta = maps[2];
+	xdev->stats = maps[3];
+	xdev->ifindex = netdev->ifindex;
+	strscpy(xdev->ifname, netdev->name, IFNAMSIZ);
+	netdev_hold(netdev, &xdev->dev_tracker, GFP_KERNEL);
+	xdev->netdev = netdev;
+	list_add_tail(&xdev->list, &xdpoff_devs);
+	xdpoff_debugfs_dev_add(xdev);
+	return 0;
+}
+
+/* `xdpoff detach`: refused while offloaded chains are bound. */
+int xdpoff_dev_detach(struct xdpoff_dev *xdev, struct netlink_ext_ack *extack)
+{
+	if (xdev->nr_blocks) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "offloaded chains are bound to the device, delete them first");
+		return -EBUSY;
+	}
+	if (xdev->fwd_refs) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "offloaded fwd rules target the device, delete them first");
+		return -EBUSY;
+	}
+	xdpoff_dev_unlist(xdev);
+	return 0;
+}

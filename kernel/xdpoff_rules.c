@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xdpoff: a device's rule table, the driver's shadow of its rules map:
+ * one struct xdpoff_rule per rule installed on the device, found by
+ * cookie and by key, with its map entry, mask slot and counters.
+ *
+ * The device's last reference is dropped here too: freeing a device
+ * flushes its table, and a rule holds a reference on its fwd target.
+ */
+
+#include <linux/bitmap.h>
+#include <linux/bpf.h>
+#include <linux/jhash.h>
+#include <linux/slab.h>
+
+#include "xdpoff.h"
+
+static u32 xdpoff_key_hash(const struct xdpoff_rule_key *key)
+{
+	return jhash(key, sizeof(*key), 0);
+}
+
+struct xdpoff_rule *xdpoff_rule_find(struct xdpoff_dev *xdev,
+				     unsigned long cookie)
+{
+	struct xdpoff_rule *r;
+
+	hash_for_each_possible(xdev->by_cookie, r, cookie_node, cookie)
+		if (r->cookie == cookie)
+			return r;
+	return NULL;
+}
+
+/* The rule that owns the map entry of @key, and the best other one. */
+static void xdpoff_key_rules(struct xdpoff_dev *xdev,
+			     const struct xdpoff_rule_key *key,
+			     const struct xdpoff_rule *skip,
+			     struct xdpoff_rule **owner,
+			     struct xdpoff_rule **best)
+{
+	struct xdpoff_rule *r;
+
+	*owner = NULL;
+	*best = NULL;
+	hash_for_each_possible(xdev->by_key, r, key_node, xdpoff_key_hash(key)) {
+		if (r == skip || memcmp(&r->key, key, sizeof(*key)))
+			continue;
+		if (r->installed)
+			*owner = r;
+		if (!*best || r->val.order < (*best)->val.order)
+			*best = r;
+	}
+}
+
+/*
+ * Where the rule runs in software.  tc's ingress hook runs before
+ * nf_tables' (bit 63 clear): filter priority, then flower's mask order,
+ * then the filter's place among those of its mask (xdpoff_tc_order()).
+ * For nf_tables: chain priority, then bind order among equal priorities
+ * (nf_hook_entries_grow() puts a new hook before those of the same
+ * priority: the chain bound last runs first), then the rule's position.
+ * Offloaded chains only append (nf_tables refuses insert and replace), so
+ * the rule handle is the position, and it survives a DESTROY/REPLACE
+ * round trip of an aborted transaction.
+ */
+static u64 xdpoff_rule_order(const struct xdpoff_port *port,
+			     const struct xdpoff_brule *br)
+{
+	if (port->blk->tc)
+		return br->tc_order;
+	return BIT_ULL(63) | (u64)(br->prio & 0xffff) << 47 |
+	       (u64)(0x7fff - (port->seq & 0x7fff)) << 32 | br->handle;
+}
+
+/* meta iif/iiftype of another device: the rule never matches here. */
+static bool xdpoff_never(const struct xdpoff_dev *xdev,
+			 const struct xdpoff_match *m)
+{
+	return ((m->iif ^ xdev->ifindex) & m->iif_mask) ||
+	       ((m->iiftype ^ xdev->netdev->type) & m->iiftype_mask);
+}
+
+/* fwd to DEV: DEV must take XDP frames, so it must run xdpoff too. */
+static int xdpoff_rule_fwd(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
+			   struct xdpoff_dev *tdev,
+			   struct netlink_ext_ack *extack)
+{
+	if (!tdev || !tdev->netdev ||
+	    !net_eq(dev_net(tdev->netdev), dev_net(xdev->netdev))) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "fwd target must be attached with xdpoff (it takes XDP frames then)");
+		return -EOPNOTSUPP;
+	}
+	r->fwd_dev = tdev;
+	r->val.ifindex = tdev->ifindex;
+	tdev->fwd_refs++;
+	kref_get(&tdev->ref);
+	return 0;
+}
+
+static void xdpoff_rule_unfwd(struct xdpoff_rule *r)
+{
+	if (!r->fwd_dev)
+		return;
+	r->fwd_dev->fwd_refs--;
+	xdpoff_dev_put(r->fwd_dev);
+	r->fwd_dev = NULL;
+}
+
+/* Write @r's entry unless an earlier rule with the same key holds it. */
+static int xdpoff_rule_install(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
+			       struct netlink_ext_ack *extack)
+{
+	struct xdpoff_rule *owner, *best;
+	int err;
+
+	xdpoff_key_rules(xdev, &r->key, NULL, &owner, &best);
+	if (owner && owner->val.order < r->val.order)
+		return 0;
+
+	err = xdpoff_map_update(xdev->rules, &r->key, &r->val, BPF_ANY);
+	if (err) {
+		NL_SET_ERR_MSG_MOD(extack, "failed to write the rules map");
+		return err;
+	}
+	r->installed = true;
+	if (owner)
+		owner->installed = false;
+	return 0;
+}
+
+/* Install the block rule @br on @port's device. */
+static int __xdpoff_rule_add(struct xdpoff_port *port,
+			     const struct xdpoff_brule *br,
+			     struct netlink_ext_ack *extack)
+{
+	struct xdpoff_dev *xdev = port->xdev;
+	const struct xdpoff_match *m = &br->m;
+	struct xdpoff_rule *r;
+	int err;
+
+	if (xdev->nr_rules >= xdev->max_rules) {
+		NL_SET_ERR_MSG_MOD(extack, "rule table is full");
+		return -ENOSPC;
+	}
+
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	r->cookie = br->cookie;
+	r->port = port;
+	r->never = xdpoff_never(xdev, m);
+	r->val = m->val;
+	r->val.stage = port->stage;
+	r->val.order = xdpoff_rule_order(port, br);
+
+	if (m->val.action == XDPOFF_ACT_REDIRECT) {
+		err = xdpoff_rule_fwd(xdev, r, br->fwd, extack);
+		if (err)
+			goto err_free_rule;
+	}
+
+	/* A rule for another device is kept, but has nothing to install. */
+	if (r->never)
+		goto out_add;
+
+	err = xdpoff_mask_get(xdev, port->stage, &m->mask, &m->range,
+			      m->needs, r->val.order, &r->mask_slot, extack);
+	if (err)
+		goto err_unfwd;
+	r->key.mask_id = xdev->mask_slots[r->mask_slot].id;
+	r->key.fields = m->key;
+
+	err = xdpoff_stats_alloc(xdev, &r->val.stats_slot);
+	if (err) {
+		NL_SET_ERR_MSG_MOD(extack, "rule table is full");
+		goto err_put_mask;
+	}
+
+	err = xdpoff_rule_install(xdev, r, extack);
+	if (err)
+		goto err_free_stats;
+	hash_add(xdev->by_key, &r->key_node, xdpoff_key_hash(&r->key));
+out_add:
+	spin_lock(&xdpoff_stats_lock);
+	hash_add(xdev->by_cookie, &r->cookie_node, r->cookie);
+	spin_unlock(&xdpoff_stats_lock);
+	xdev->nr_rules++;
+	return 0;
+
+err_free_stats:
+	xdpoff_stats_free(xdev, r->val.stats_slot);
+err_put_mask:
+	xdpoff_mask_put(xdev, r->mask_slot);
+err_unfwd:
+	xdpoff_rule_unfwd(r);
+err_free_rule:
+	kfree(r);
+	return err;
+}
+
+int xdpoff_rule_add(struct xdpoff_port *port, const struct xdpoff_brule *br,
+		    struct netlink_ext_ack *extack)
+{
+	int err;
+
+	xdpoff_fault_armed = true;
+	err = __xdpoff_rule_add(port, br, extack);
+	xdpoff_fault_armed = false;
+	return err;
+}
+
+/*
+ * Remove @r: its map entry goes to the next rule with the same key, or is
+ * deleted before the mask can go.
+ */
+void xdpoff_rule_del(struct xdpoff_dev *xdev, struct xdpoff_rule *r)
+{
+	struct xdpoff_rule *owner, *best;
+
+	spin_lock(&xdpoff_stats_lock);
+	hash_del(&r->cookie_node);
+	spin_unlock(&xdpoff_stats_lock);
+	xdev->nr_rules--;
+	if (r->never)
+		goto out_free;
+
+	hash_del(&r->key_node);
+	if (r->installed) {
+		xdpoff_key_rules(xdev, &r->key, r, &owner, &best);
+		if (best && !xdpoff_map_update(xdev->rules, &best->key,
+					       &best->val, BPF_EXIST))
+			best->installed = true;
+		else
+			xdpoff_map_delete(xdev->rules, &r->key);
+	}
+	xdpoff_stats_free(xdev, r->val.stats_slot);
+	xdpoff_mask_put(xdev, r->mask_slot);
+out_free:
+	xdpoff_rule_unfwd(r);
+	kfree(r);
+}
+
+/*
+ * What XDP consumed since the last report (nf_tables and tc add it to the
+ * rule's counters).  Frames XDP passed up meet the software rule, which
+ * counts them itself.  XDP counts bytes as the stack does, from the
+ * network header on (skb->len at ingress).
+ */
+void xdpoff_rule_stats(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
+		       u64 *pkts, u64 *bytes)
+{
+	struct xdpoff_stats st;
+
+	if (r->never)
+		return;
+
+	xdpoff_stats_read(xdev, r->val.stats_slot, &st);
+	*pkts += st.consumed_packets - r->reported_pkts;
+	*bytes += st.consumed_bytes - r->reported_bytes;
+	r->reported_pkts = st.consumed_packets;
+	r->reported_bytes = st.consumed_bytes;
+}
+
+/* Remove every rule of @port, or of the whole device when @port is NULL. */
+void xdpoff_rules_flush(struct xdpoff_dev *xdev, struct xdpoff_port *port)
+{
+	struct hlist_node *tmp;
+	struct xdpoff_rule *r;
+	int bkt;
+
+	hash_for_each_safe(xdev->by_cookie, bkt, tmp, r, cookie_node)
+		if (!port || r->port == port)
+			xdpoff_rule_del(xdev, r);
+}
+
+static void xdpoff_dev_release(struct kref *ref)
+{
+	struct xdpoff_dev *xdev = container_of(ref, struct xdpoff_dev, ref);
+	int i;
+
+	xdpoff_rules_flush(xdev, NULL);
+	xdpoff_debugfs_dev_del(xdev);
+	bpf_map_put(xdev->rules);
+	bpf_map_put(xdev->masks);
+	bpf_map_put(xdev->meta);
+	bpf_map_put(xdev->stats);
+	bitmap_free(xdev->stats_used);
+	for (i = 0; i < XDPOFF_MAX_MASKS; i++)
+		WARN_ON_ONCE(xdev->mask_slots[i].refcnt);
+	kfree(xdev);
+}
+
+/* Caller holds xdpoff_lock. */
+void xdpoff_dev_put(struct xdpoff_dev *xdev)
+{
+	kref_put(&xdev->ref, xdpoff_dev_release);
+}
