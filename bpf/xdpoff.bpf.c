@@ -7,7 +7,9 @@
  * decides as software would: the tc ingress block and every offloaded nft
  * chain is a stage, the earliest matching rule of a stage decides it; drop
  * and redirect are final, accept ends only its stage.  Frames no final rule
- * takes pass to the stack, where the same rules run again.
+ * takes pass to the stack, where the same rules run again.  An offloaded
+ * flowtable is looked up at its hook's place among the rules: a frame of
+ * one of its flows is NATed and forwarded as the software flowtable does.
  */
 #include <linux/types.h>
 #include <linux/bpf.h>
@@ -15,6 +17,7 @@
 #include <linux/in.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/pkt_cls.h>
 #include <linux/tcp.h>
 #include <linux/udp.h>
 #include <bpf/bpf_helpers.h>
@@ -51,6 +54,13 @@ struct {
 	__type(key, __u32);
 	__type(value, struct xdpoff_stats);
 } xdpoff_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, XDPOFF_DEFAULT_MAX_FLOWS);
+	__type(key, struct xdpoff_flow_key);
+	__type(value, struct xdpoff_flow_val);
+} xdpoff_flows SEC(".maps");
 
 #define FIELD_WORDS	(sizeof(struct xdpoff_fields) / sizeof(__u32))
 _Static_assert(sizeof(struct xdpoff_fields) % sizeof(__u32) == 0,
@@ -275,11 +285,19 @@ struct stage_best {
 	__u64	order[XDPOFF_MAX_STAGES];
 	__u64	unknown[XDPOFF_MAX_STAGES];
 	__u32	slot[XDPOFF_MAX_STAGES];
-	__u32	action[XDPOFF_MAX_STAGES];
 	__u32	ifindex[XDPOFF_MAX_STAGES];
-	__u32	rewrite[XDPOFF_MAX_STAGES];
-	__u32	mask[XDPOFF_MAX_STAGES];
+	/*
+	 * action | rewrite << 8 | mask slot << 16, one word: the stack is
+	 * the XDP program's scarcest resource.
+	 */
+	__u32	info[XDPOFF_MAX_STAGES];
 };
+#define INFO(action, rewrite, mask)	((action) | (rewrite) << 8 | (mask) << 16)
+#define INFO_ACTION(info)		((info) & 0xff)
+#define INFO_REWRITE(info)		(((info) >> 8) & 0xff)
+#define INFO_MASK(info)			((info) >> 16)
+_Static_assert(__XDPOFF_ACT_MAX <= 256 && XDPOFF_MAX_MASKS <= 256 &&
+	       XDPOFF_RW_ETH < 256, "stage_best's info is too narrow");
 
 #define NO_MATCH	(~0ULL)
 
@@ -377,12 +395,291 @@ static __always_inline void count(__u32 slot, __u64 len, int consumed)
 	}
 }
 
+/*
+ * Flowtable offload.  The checksum arithmetic of include/net/checksum.h,
+ * step by step as nf_flow_table_ip.c uses it, so that the frames come out
+ * bit for bit as the software flowtable's, 0x0000/0xffff included.
+ */
+static __always_inline __u32 csum_add(__u32 a, __u32 b)
+{
+	__u32 r = a + b;
+
+	return r + (r < b);
+}
+
+static __always_inline __u16 csum_fold(__u32 s)
+{
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return (__u16)~s;
+}
+
+/* csum_replace4(), and inet_proto_csum_replace4/2() without CHECKSUM_PARTIAL */
+static __always_inline void csum_replace4(__u16 *sum, __u32 from, __u32 to)
+{
+	*sum = csum_fold(csum_add(csum_add(~(__u32)*sum, ~from), to));
+}
+
+/* inet_proto_csum_replace16() */
+static __always_inline void csum_replace16(__u16 *sum, const __u32 *from,
+					   const __u32 *to)
+{
+	__u32 acc = ~(__u32)*sum;
+	int i;
+
+#pragma unroll
+	for (i = 0; i < 4; i++)
+		acc = csum_add(acc, ~from[i]);
+#pragma unroll
+	for (i = 0; i < 4; i++)
+		acc = csum_add(acc, to[i]);
+	*sum = csum_fold(acc);
+}
+
+/* The transport checksum: UDP's only when set, and never set to 0. */
+static __always_inline void l4_csum4(__u16 *sum, int udp, __u32 from, __u32 to)
+{
+	if (udp && !*sum)
+		return;
+	csum_replace4(sum, from, to);
+	if (udp && !*sum)
+		*sum = 0xffff;
+}
+
+static __always_inline void l4_csum16(__u16 *sum, int udp, const __u32 *from,
+				      const __u32 *to)
+{
+	if (udp && !*sum)
+		return;
+	csum_replace16(sum, from, to);
+	if (udp && !*sum)
+		*sum = 0xffff;
+}
+
+/* What the flowtable does with a frame (nf_flow_tuple_ip/ipv6()). */
+#define FT_NONE		0	/* not a candidate: software does not look */
+#define FT_UNSURE	1	/* software looks it up: maybe a flow XDP lacks */
+#define FT_HIT		2	/* an offloaded flow the fast path takes */
+
+/*
+ * A frame the flowtable could forward: untagged IPv4 without options or
+ * fragmentation, or IPv6, TCP or UDP behind it, the TTL / hop limit above
+ * 1, the transport header whole.  Tagged and PPPoE frames, and GRE, are
+ * left to software: XDP holds no such flow, but software may.  @key is
+ * the caller's scratch space.
+ */
+static __always_inline int ft_classify(struct xdp_md *ctx,
+				       struct xdpoff_flow_key *key,
+				       struct xdpoff_flow_val **valp)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	void *data = (void *)(long)ctx->data;
+	struct ethhdr *eth = data;
+	struct xdpoff_flow_val *val;
+	__u32 hdrsize;
+	__u16 *ports;
+	void *l4;
+	__u8 proto;
+
+	__builtin_memset(key, 0, sizeof(*key));
+	if ((void *)(eth + 1) > data_end)
+		return FT_NONE;
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *iph = (void *)(eth + 1);
+
+		if ((void *)(iph + 1) > data_end)
+			return FT_NONE;
+		if (iph->ihl != 5 ||
+		    (iph->frag_off & bpf_htons(IP_MF | IP_OFFSET)))
+			return FT_NONE;
+		proto = iph->protocol;
+		if (proto != IPPROTO_TCP && proto != IPPROTO_UDP &&
+		    proto != IPPROTO_GRE)
+			return FT_NONE;
+		if (iph->ttl <= 1)
+			return FT_NONE;
+		key->family = XDPOFF_F_IPV4;
+		key->saddr[0] = iph->saddr;
+		key->daddr[0] = iph->daddr;
+		l4 = iph + 1;
+	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6h = (void *)(eth + 1);
+
+		if ((void *)(ip6h + 1) > data_end)
+			return FT_NONE;
+		proto = ip6h->nexthdr;
+		if (proto != IPPROTO_TCP && proto != IPPROTO_UDP &&
+		    proto != IPPROTO_GRE)
+			return FT_NONE;
+		if (ip6h->hop_limit <= 1)
+			return FT_NONE;
+		key->family = XDPOFF_F_IPV6;
+		__builtin_memcpy(key->saddr, &ip6h->saddr, sizeof(key->saddr));
+		__builtin_memcpy(key->daddr, &ip6h->daddr, sizeof(key->daddr));
+		l4 = ip6h + 1;
+	} else if (is_tpid(eth->h_proto) ||
+		   eth->h_proto == bpf_htons(ETH_P_PPP_SES)) {
+		return FT_UNSURE;
+	} else {
+		return FT_NONE;
+	}
+
+	if (proto == IPPROTO_TCP) {
+		hdrsize = sizeof(struct tcphdr);
+	} else if (proto == IPPROTO_UDP) {
+		hdrsize = sizeof(struct udphdr);
+	} else {
+		/* GRE version 0; a GRE header is 4 bytes at least */
+		if (l4 + 4 > data_end)
+			return FT_NONE;
+		return (*(__u8 *)(l4 + 1) & 7) ? FT_NONE : FT_UNSURE;
+	}
+	if (l4 + hdrsize > data_end)
+		return FT_NONE;
+
+	ports = l4;
+	key->proto = proto;
+	key->sport = ports[0];
+	key->dport = ports[1];
+	val = bpf_map_lookup_elem(&xdpoff_flows, key);
+	if (!val)
+		return FT_UNSURE;
+	/* Over the route's MTU; a FIN or RST (software tears down). */
+	if (data_end - data - ETH_HLEN > val->mtu)
+		return FT_UNSURE;
+	if (proto == IPPROTO_TCP &&
+	    (((struct tcphdr *)l4)->fin || ((struct tcphdr *)l4)->rst))
+		return FT_UNSURE;
+	*valp = val;
+	return FT_HIT;
+}
+
+/* The headers of a frame ft_classify() found a flow for. */
+struct ft_frame {
+	struct iphdr	*iph;
+	struct ipv6hdr	*ip6h;
+	__u16		*l4;		/* sport, dport, ... */
+	__u16		*csum;		/* the transport checksum */
+	int		udp;
+};
+
+/* One NAT side: the port, then the address, as nf_flow_nat_ip(v6)() do. */
+static __always_inline void ft_nat_side(struct ft_frame *fr,
+					const struct xdpoff_flow_val *val,
+					int dst)
+{
+	__u16 *port = &fr->l4[dst];
+	__u16 new_port = dst ? val->nat_dport : val->nat_sport;
+	const __u32 *new_addr = dst ? val->nat_daddr : val->nat_saddr;
+	__u32 old[4];
+
+	l4_csum4(fr->csum, fr->udp, *port, new_port);
+	*port = new_port;
+
+	if (fr->iph) {
+		__u32 *addr = dst ? &fr->iph->daddr : &fr->iph->saddr;
+
+		old[0] = *addr;
+		*addr = new_addr[0];
+		csum_replace4(&fr->iph->check, old[0], new_addr[0]);
+		l4_csum4(fr->csum, fr->udp, old[0], new_addr[0]);
+	} else if (fr->ip6h) {
+		__u32 *addr = dst ? fr->ip6h->daddr.in6_u.u6_addr32 :
+				    fr->ip6h->saddr.in6_u.u6_addr32;
+
+		__builtin_memcpy(old, addr, sizeof(old));
+		__builtin_memcpy(addr, new_addr, sizeof(old));
+		l4_csum16(fr->csum, fr->udp, old, new_addr);
+	}
+}
+
+/*
+ * NAT, TTL / hop limit, MAC addresses: nf_flow_offload_ip(v6)_hook().
+ * Its own frame: the classifier's stack is not live any more.  Returns -1
+ * if the frame is not what ft_classify() saw (it cannot be).
+ */
+static __noinline int ft_edit(struct xdp_md *ctx,
+			      const struct xdpoff_flow_val *val)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = (void *)(long)ctx->data;
+	struct ft_frame frame = {}, *fr = &frame;
+	__u32 check;
+	void *l4;
+
+	if (!val || (void *)(eth + 1) > data_end)
+		return -1;
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		fr->iph = (void *)(eth + 1);
+		l4 = fr->iph + 1;
+		if (l4 > data_end)
+			return -1;
+		fr->udp = fr->iph->protocol == IPPROTO_UDP;
+	} else {
+		fr->ip6h = (void *)(eth + 1);
+		l4 = fr->ip6h + 1;
+		if (l4 > data_end)
+			return -1;
+		fr->udp = fr->ip6h->nexthdr == IPPROTO_UDP;
+	}
+	if (fr->udp) {
+		if (l4 + sizeof(struct udphdr) > data_end)
+			return -1;
+		fr->csum = &((struct udphdr *)l4)->check;
+	} else {
+		if (l4 + sizeof(struct tcphdr) > data_end)
+			return -1;
+		fr->csum = &((struct tcphdr *)l4)->check;
+	}
+	fr->l4 = l4;
+
+	if (val->nat & XDPOFF_NAT_DST_FIRST) {
+		if (val->nat & XDPOFF_NAT_DST)
+			ft_nat_side(fr, val, 1);
+		if (val->nat & XDPOFF_NAT_SRC)
+			ft_nat_side(fr, val, 0);
+	} else {
+		if (val->nat & XDPOFF_NAT_SRC)
+			ft_nat_side(fr, val, 0);
+		if (val->nat & XDPOFF_NAT_DST)
+			ft_nat_side(fr, val, 1);
+	}
+
+	if (fr->iph) {
+		/* ip_decrease_ttl() */
+		check = fr->iph->check;
+		check += bpf_htons(0x0100);
+		fr->iph->check = (__u16)(check + (check >= 0xffff));
+		fr->iph->ttl--;
+	} else if (fr->ip6h) {
+		fr->ip6h->hop_limit--;
+	}
+	__builtin_memcpy(eth->h_dest, val->dmac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, val->smac, ETH_ALEN);
+	return 0;
+}
+
+static __always_inline void ft_count(struct xdpoff_flow_val *val, __u64 len)
+{
+	__sync_fetch_and_add(&val->packets, 1);
+	__sync_fetch_and_add(&val->bytes, len);
+	val->last_ns = bpf_ktime_get_coarse_ns();
+}
+
+/* Not one of enum xdpoff_action: the flowtable forwards. */
+#define ACT_FLOW	0x100
+
 SEC("xdp")
 int xdpoff_xdp(struct xdp_md *ctx)
 {
 	__u64 verdict_order = NO_MATCH, undecided = NO_MATCH, len;
+	struct xdpoff_flow_val *flow = NULL;
 	struct xdpoff_fields f = {};
-	struct xdpoff_rule_key key;
+	union {
+		struct xdpoff_rule_key	rule;
+		struct xdpoff_flow_key	flow;
+	} keys;
+	struct xdpoff_rule_key *key = &keys.rule;
 	struct xdpoff_meta *meta;
 	struct stage_best best;
 	__u32 zero = 0, i, nr, v = 0, act;
@@ -396,7 +693,7 @@ int xdpoff_xdp(struct xdp_md *ctx)
 	if (!meta)
 		return XDP_PASS;
 	nr = meta->nr_masks;
-	if (!nr)
+	if (!nr && meta->ft_order == XDPOFF_ORDER_NONE)
 		return XDP_PASS;
 
 	for (i = 0; i < XDPOFF_MAX_STAGES; i++) {
@@ -424,18 +721,17 @@ int xdpoff_xdp(struct xdp_md *ctx)
 		}
 		if (m->ranges && out_of_range(m, &f))
 			continue;
-		mask_fields(&key, &f, m);
-		val = bpf_map_lookup_elem(&xdpoff_rules, &key);
+		mask_fields(key, &f, m);
+		val = bpf_map_lookup_elem(&xdpoff_rules, key);
 		if (!val)
 			continue;
 		st = val->stage & (XDPOFF_MAX_STAGES - 1);
 		if (val->order < best.order[st]) {
 			best.order[st] = val->order;
 			best.slot[st] = val->stats_slot;
-			best.action[st] = val->action;
+			best.info[st] = INFO(val->action & 0xff,
+					     val->rewrite & 0xff, i);
 			best.ifindex[st] = val->ifindex;
-			best.rewrite[st] = val->rewrite;
-			best.mask[st] = i;
 		}
 	}
 
@@ -453,10 +749,25 @@ int xdpoff_xdp(struct xdp_md *ctx)
 			continue;
 		}
 		if (best.order[i] != NO_MATCH &&
-		    best.action[i] != XDPOFF_ACT_PASS &&
+		    INFO_ACTION(best.info[i]) != XDPOFF_ACT_PASS &&
 		    best.order[i] < verdict_order) {
 			verdict_order = best.order[i];
 			v = i;
+		}
+	}
+	/*
+	 * The flowtable's hook, at its place among the rules: it forwards a
+	 * frame of an offloaded flow; a frame it might know but XDP does not
+	 * (or would not take in software) is software's from there on.
+	 */
+	if (meta->ft_order < verdict_order && meta->ft_order < undecided) {
+		switch (ft_classify(ctx, &keys.flow, &flow)) {
+		case FT_HIT:
+			verdict_order = meta->ft_order;
+			break;
+		case FT_UNSURE:
+			undecided = meta->ft_order;
+			break;
 		}
 	}
 	if (undecided != NO_MATCH && undecided < verdict_order)
@@ -471,18 +782,20 @@ int xdpoff_xdp(struct xdp_md *ctx)
 	v &= XDPOFF_MAX_STAGES - 1;
 	if (verdict_order == NO_MATCH)
 		act = XDPOFF_ACT_PASS;
+	else if (flow && verdict_order == meta->ft_order)
+		act = ACT_FLOW;
 	else
-		act = best.action[v];
+		act = INFO_ACTION(best.info[v]);
 
-	if (act == XDPOFF_ACT_REDIRECT && best.rewrite[v]) {
+	if (act == XDPOFF_ACT_REDIRECT && INFO_REWRITE(best.info[v])) {
 		struct xdpoff_rule_val *val = NULL;
 		struct xdpoff_mask *m;
-		__u32 slot = best.mask[v];
+		__u32 slot = INFO_MASK(best.info[v]);
 
 		m = bpf_map_lookup_elem(&xdpoff_masks, &slot);
 		if (m) {
-			mask_fields(&key, &f, m);
-			val = bpf_map_lookup_elem(&xdpoff_rules, &key);
+			mask_fields(key, &f, m);
+			val = bpf_map_lookup_elem(&xdpoff_rules, key);
 		}
 		/* The rule went away meanwhile, or no room to edit. */
 		if (!val || val->order != verdict_order || rewrite(ctx, val))
@@ -496,13 +809,20 @@ int xdpoff_xdp(struct xdp_md *ctx)
 	for (i = 0; i < XDPOFF_MAX_STAGES; i++)
 		if (best.order[i] != NO_MATCH && best.order[i] <= verdict_order)
 			count(best.slot[i], len, act == XDPOFF_ACT_DROP ||
-			      act == XDPOFF_ACT_REDIRECT);
+			      act == XDPOFF_ACT_REDIRECT || act == ACT_FLOW);
 
 	switch (act) {
 	case XDPOFF_ACT_DROP:
 		return XDP_DROP;
 	case XDPOFF_ACT_REDIRECT:
 		return bpf_redirect(best.ifindex[v], 0);
+	case ACT_FLOW:
+		if (!flow)
+			return XDP_PASS;
+		if (ft_edit(ctx, flow))
+			return XDP_PASS;
+		ft_count(flow, len);
+		return bpf_redirect(flow->ifindex, 0);
 	}
 	return XDP_PASS;
 }

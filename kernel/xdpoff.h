@@ -39,6 +39,17 @@
 #include "xdpoff/xdpoff.h"
 
 #define XDPOFF_RULE_HASH_BITS	10
+#define XDPOFF_FLOW_HASH_BITS	10
+
+/* The maps `xdpoff attach` hands over, in the order of the maps[] arrays. */
+enum {
+	XDPOFF_MAPI_RULES,
+	XDPOFF_MAPI_MASKS,
+	XDPOFF_MAPI_META,
+	XDPOFF_MAPI_STATS,
+	XDPOFF_MAPI_FLOWS,
+	XDPOFF_NR_MAPS,
+};
 
 struct bpf_map;
 struct dentry;
@@ -75,7 +86,9 @@ struct xdpoff_dev {
 	struct bpf_map		*masks;
 	struct bpf_map		*meta;
 	struct bpf_map		*stats;
+	struct bpf_map		*flows;
 	u32			max_rules;
+	u32			max_flows;
 
 	struct xdpoff_mask_slot	mask_slots[XDPOFF_MAX_MASKS];
 	u32			nr_masks;	/* highest used slot + 1 */
@@ -95,20 +108,29 @@ struct xdpoff_dev {
 	const char		*last_error;	/* extack of the last refusal */
 	bool			hold;		/* XDP matches nothing (replay) */
 
+	/* Flowtable offload: the flowtable bound here, its flows. */
+	struct xdpoff_port	*ft_port;
+	u64			ft_order;	/* xdpoff_meta.ft_order */
+	DECLARE_HASHTABLE(flow_table, XDPOFF_FLOW_HASH_BITS); /* by cookie */
+	u32			nr_flows;
+	u32			flow_fwd_refs;	/* flows that go out here */
+
 	struct dentry		*ddir;
 };
 
 #define XDPOFF_BLOCK_HASH_BITS	8
 
 /*
- * A flow block: an offloaded nft chain on one device, or the rules of a tc
- * ingress block on every device it is bound to.  The cb_priv of its
- * flow_block_cb.
+ * A flow block: an offloaded nft chain on one device, an offloaded nft
+ * flowtable on one of its devices, or the rules of a tc ingress block on
+ * every device it is bound to.  The cb_priv of its flow_block_cb.
  */
 struct xdpoff_block {
 	struct flow_block	*block;
 	struct flow_block_cb	*block_cb;
 	bool			tc;
+	bool			ft;		/* an nft flowtable's */
+	int			ft_prio;	/* its hook priority */
 	bool			orphan;		/* nft: its device is gone */
 	struct list_head	ports;		/* xdpoff_port.block_node */
 	DECLARE_HASHTABLE(rules, XDPOFF_BLOCK_HASH_BITS); /* xdpoff_brule */
@@ -202,6 +224,20 @@ struct xdpoff_brule {
 	struct list_head	replay_node;	/* xdpoff_block.replayed */
 };
 
+/*
+ * One direction of a connection in an offloaded flowtable, on the device
+ * it comes in on: the driver's shadow of its flows map entry.
+ */
+struct xdpoff_flow {
+	struct hlist_node	node;		/* xdpoff_dev.flows */
+	unsigned long		cookie;		/* the direction's tuple */
+	struct xdpoff_flow_key	key;
+	struct xdpoff_flow_val	val;		/* as installed */
+	struct xdpoff_dev	*out;		/* output device, referenced */
+	u64			reported_pkts;
+	u64			reported_bytes;
+};
+
 extern struct mutex xdpoff_lock;
 extern spinlock_t xdpoff_stats_lock;
 
@@ -222,6 +258,7 @@ static inline void xdpoff_set_err_msg(struct netlink_ext_ack *extack,
  *   xdpoff_parse.c	flow_rule -> struct xdpoff_match	(calls none)
  *   xdpoff_rules.c	a device's rule table; xdpoff_dev_put()
  *   xdpoff_dev.c	the devices: list, lookup, attach, detach
+ *   xdpoff_flows.c	a device's flowtable flows: parse, install, stats
  *   xdpoff_brules.c	a block's rules: FLOW_CLS_*, tc order, sw_only
  *   xdpoff_block.c	block bind/unbind, replay at attach
  *   xdpoff_nl.c	generic netlink: attach, detach, dump
@@ -229,7 +266,7 @@ static inline void xdpoff_set_err_msg(struct netlink_ext_ack *extack,
  */
 
 /* xdpoff_maps.c */
-int xdpoff_maps_validate(struct bpf_map *maps[4],
+int xdpoff_maps_validate(struct bpf_map *maps[XDPOFF_NR_MAPS],
 			 struct netlink_ext_ack *extack);
 int xdpoff_map_update(struct bpf_map *map, const void *key,
 		      const void *value, u64 flags);
@@ -275,9 +312,16 @@ extern struct list_head xdpoff_devs;
 struct xdpoff_dev *xdpoff_dev_find(const struct net_device *netdev);
 struct xdpoff_dev *xdpoff_dev_find_ifindex(struct net *net, int ifindex);
 void xdpoff_dev_unlist(struct xdpoff_dev *xdev);
-int xdpoff_dev_attach(struct net_device *netdev, struct bpf_map *maps[4],
+int xdpoff_dev_attach(struct net_device *netdev,
+		      struct bpf_map *maps[XDPOFF_NR_MAPS],
 		      struct netlink_ext_ack *extack);
 int xdpoff_dev_detach(struct xdpoff_dev *xdev, struct netlink_ext_ack *extack);
+
+/* xdpoff_flows.c */
+int xdpoff_flow_replace(struct xdpoff_dev *xdev, struct flow_cls_offload *f);
+void xdpoff_flow_destroy(struct xdpoff_dev *xdev, unsigned long cookie);
+void xdpoff_flow_stats(struct xdpoff_dev *xdev, struct flow_cls_offload *f);
+void xdpoff_flows_flush(struct xdpoff_dev *xdev, struct xdpoff_dev *out);
 
 /* xdpoff_brules.c */
 int xdpoff_flower_setup(struct xdpoff_block *blk, struct flow_cls_offload *f);

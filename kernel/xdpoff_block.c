@@ -13,12 +13,18 @@
  * flow_block_cb_decref(), and the last hands the cb back to tc, which
  * frees it (xdpoff_block_release()).  A filter added to the block is
  * installed on every device bound to it.
+ *
+ * nf_tables flowtables (TC_SETUP_FT): like a chain, a block cb per device
+ * of the flowtable; each takes the flows that come in on its device
+ * (xdpoff_flows.c).  The flowtable's hook runs among the device's nf
+ * ingress hooks at its priority: that is where XDP looks its flows up.
  */
 
 #include <linux/rtnetlink.h>
 #include <linux/slab.h>
 #include <linux/version.h>
 #include <net/flow_offload.h>
+#include <net/netfilter/nf_flow_table.h>
 #include <net/netfilter/nf_tables.h>
 #include <net/pkt_cls.h>
 #include <net/sch_generic.h>
@@ -30,6 +36,47 @@ static const int xdpoff_tc_ident;
 /* The block cbs this driver owns; tc and nft list_del() driver_list. */
 static LIST_HEAD(xdpoff_block_cb_list);
 
+/*
+ * A flowtable's flow commands: each reaches the cb of every device of the
+ * flowtable; the one the flow comes in on takes it.  A port whose device
+ * is gone takes nothing.
+ */
+static int xdpoff_ft_setup_cb(struct xdpoff_block *blk,
+			      struct flow_cls_offload *f)
+{
+	struct xdpoff_port *port;
+	int err = -EOPNOTSUPP;
+
+	if (f->command == FLOW_CLS_STATS) {
+		spin_lock(&xdpoff_stats_lock);
+		port = list_first_entry_or_null(&blk->ports, struct xdpoff_port,
+						block_node);
+		if (port)
+			xdpoff_flow_stats(port->xdev, f);
+		spin_unlock(&xdpoff_stats_lock);
+		return 0;
+	}
+
+	mutex_lock(&xdpoff_lock);
+	port = list_first_entry_or_null(&blk->ports, struct xdpoff_port,
+					block_node);
+	if (port) {
+		switch (f->command) {
+		case FLOW_CLS_REPLACE:
+			err = xdpoff_flow_replace(port->xdev, f);
+			break;
+		case FLOW_CLS_DESTROY:
+			xdpoff_flow_destroy(port->xdev, f->cookie);
+			err = 0;
+			break;
+		default:
+			break;
+		}
+	}
+	mutex_unlock(&xdpoff_lock);
+	return err;
+}
+
 static int xdpoff_block_setup_cb(enum tc_setup_type type, void *type_data,
 				 void *cb_priv)
 {
@@ -39,6 +86,8 @@ static int xdpoff_block_setup_cb(enum tc_setup_type type, void *type_data,
 
 	if (type != TC_SETUP_CLSFLOWER)
 		return -EOPNOTSUPP;
+	if (blk->ft)
+		return xdpoff_ft_setup_cb(blk, f);
 
 	if (f->command == FLOW_CLS_STATS) {
 		/* No sleeping: see xdpoff_stats_lock. */
@@ -118,6 +167,13 @@ static void xdpoff_port_del(struct xdpoff_port *port)
 	struct xdpoff_dev *xdev = port->xdev;
 
 	xdpoff_rules_flush(xdev, port);
+	if (xdev->ft_port == port) {
+		xdpoff_flows_flush(xdev, NULL);
+		xdev->ft_port = NULL;
+		xdev->ft_order = XDPOFF_ORDER_NONE;
+		if (xdev->netdev)
+			xdpoff_dev_meta_sync(xdev);
+	}
 	list_del(&port->list);
 	spin_lock(&xdpoff_stats_lock);
 	list_del(&port->block_node);
@@ -132,7 +188,7 @@ static void xdpoff_port_del(struct xdpoff_port *port)
 }
 
 static struct xdpoff_block *xdpoff_block_alloc(struct flow_block *block,
-					       bool tc)
+					       bool tc, bool ft)
 {
 	struct xdpoff_block *blk;
 
@@ -141,6 +197,7 @@ static struct xdpoff_block *xdpoff_block_alloc(struct flow_block *block,
 		return NULL;
 	blk->block = block;
 	blk->tc = tc;
+	blk->ft = ft;
 	INIT_LIST_HEAD(&blk->ports);
 	INIT_LIST_HEAD(&blk->tc_masks);
 	INIT_LIST_HEAD(&blk->replayed);
@@ -194,10 +251,23 @@ static int xdpoff_block_bind_more(struct flow_block_cb *block_cb,
 	return 0;
 }
 
+/*
+ * Where a flowtable's hook runs among the device's rules (the order of
+ * xdpoff_rule_order() for nft: bit 63, priority, later binds first at one
+ * priority): chains have priorities 1..65535, a flowtable any.
+ */
+static u64 xdpoff_ft_order(int prio, u32 seq)
+{
+	u64 p = clamp(prio, 0, 0xffff);
+	u64 s = prio > 0xffff ? 0x7fff : 0x7fff - (seq & 0x7fff);
+
+	return BIT_ULL(63) | p << 47 | s << 32;
+}
+
 static int xdpoff_block_bind(struct xdpoff_dev *xdev,
 			     struct flow_block_offload *bo,
 			     struct net_device *netdev, struct Qdisc *sch,
-			     void *data,
+			     struct nf_flowtable *ft, void *data,
 			     void (*cleanup)(struct flow_block_cb *block_cb),
 			     struct xdpoff_block **blkp)
 {
@@ -215,13 +285,23 @@ static int xdpoff_block_bind(struct xdpoff_dev *xdev,
 					      bo->extack, blkp);
 	}
 
-	blk = xdpoff_block_alloc(bo->block, sch);
+	if (ft && xdev->ft_port)
+		return xdpoff_bind_refuse(xdev, bo->extack, KBUILD_MODNAME
+			": the device is in another offloaded flowtable already");
+
+	blk = xdpoff_block_alloc(bo->block, sch, ft);
 	if (!blk)
 		return -ENOMEM;
 	port = xdpoff_port_add(blk, xdev, netdev, bo->extack);
 	if (IS_ERR(port)) {
 		kfree(blk);
 		return PTR_ERR(port);
+	}
+	if (ft) {
+		blk->ft_prio = ft->priority;
+		xdev->ft_port = port;
+		xdev->ft_order = xdpoff_ft_order(ft->priority, port->seq);
+		xdpoff_dev_meta_sync(xdev);
 	}
 
 	block_cb = flow_indr_block_cb_alloc(xdpoff_block_setup_cb,
@@ -373,7 +453,8 @@ void xdpoff_block_dev_gone(struct xdpoff_dev *xdev)
 
 	list_for_each_entry_safe(port, tmp, &xdev->ports, list) {
 		blk = port->blk;
-		if (blk->tc)
+		/* tc and flowtables unbind the device themselves. */
+		if (blk->tc || blk->ft)
 			continue;
 		xdpoff_port_del(port);
 		blk->orphan = true;
@@ -404,9 +485,16 @@ int xdpoff_indr_setup(struct net_device *netdev, struct Qdisc *sch,
 	struct xdpoff_dev *xdev;
 	int err;
 
-	if (type != TC_SETUP_BLOCK || !bo)
+	if ((type != TC_SETUP_BLOCK && type != TC_SETUP_FT) || !bo)
 		return -EOPNOTSUPP;
 	if (bo->binder_type != FLOW_BLOCK_BINDER_TYPE_CLSACT_INGRESS)
+		return -EOPNOTSUPP;
+	/*
+	 * A flowtable, always without a qdisc.  Never a bind replayed by
+	 * flow_indr_dev_register() (no block): the kernel keeps the record
+	 * of a flowtable whose bind failed, and its data is freed memory.
+	 */
+	if (type == TC_SETUP_FT && (sch || !bo->block))
 		return -EOPNOTSUPP;
 
 	mutex_lock(&xdpoff_lock);
@@ -418,8 +506,9 @@ int xdpoff_indr_setup(struct net_device *netdev, struct Qdisc *sch,
 			break;
 		}
 		bo->unlocked_driver_cb = true;
-		err = xdpoff_block_bind(xdev, bo, netdev, sch, data, cleanup,
-					&blk);
+		err = xdpoff_block_bind(xdev, bo, netdev, sch,
+					type == TC_SETUP_FT ? data : NULL,
+					data, cleanup, &blk);
 		break;
 	case FLOW_BLOCK_UNBIND:
 		err = xdpoff_block_unbind(bo, netdev, sch);
@@ -478,7 +567,7 @@ static int xdpoff_indr_replay(struct net_device *netdev, struct Qdisc *sch,
 	bo->unlocked_driver_cb = true;
 
 	mutex_lock(&xdpoff_lock);
-	err = xdpoff_block_bind(r->xdev, bo, netdev, sch, data, cleanup,
+	err = xdpoff_block_bind(r->xdev, bo, netdev, sch, NULL, data, cleanup,
 				&blk);
 	if (!err) {
 		r->blks[r->n] = blk;

@@ -52,7 +52,8 @@ void xdpoff_dev_unlist(struct xdpoff_dev *xdev)
  * Take over @netdev with the maps of its XDP program.  On success the map
  * references belong to the device.  Caller holds xdpoff_lock.
  */
-int xdpoff_dev_attach(struct net_device *netdev, struct bpf_map *maps[4],
+int xdpoff_dev_attach(struct net_device *netdev,
+		      struct bpf_map *maps[XDPOFF_NR_MAPS],
 		      struct netlink_ext_ack *extack)
 {
 	struct xdpoff_dev *xdev;
@@ -73,7 +74,8 @@ int xdpoff_dev_attach(struct net_device *netdev, struct bpf_map *maps[4],
 	xdev = kzalloc(sizeof(*xdev), GFP_KERNEL);
 	if (!xdev)
 		return -ENOMEM;
-	xdev->max_rules = maps[0]->max_entries;
+	xdev->max_rules = maps[XDPOFF_MAPI_RULES]->max_entries;
+	xdev->max_flows = maps[XDPOFF_MAPI_FLOWS]->max_entries;
 	xdev->stats_used = bitmap_zalloc(xdev->max_rules, GFP_KERNEL);
 	if (!xdev->stats_used) {
 		kfree(xdev);
@@ -84,10 +86,13 @@ int xdpoff_dev_attach(struct net_device *netdev, struct bpf_map *maps[4],
 	hash_init(xdev->by_cookie);
 	hash_init(xdev->by_key);
 	INIT_LIST_HEAD(&xdev->ports);
-	xdev->rules = maps[0];
-	xdev->masks = maps[1];
-	xdev->meta = maps[2];
-	xdev->stats = maps[3];
+	hash_init(xdev->flow_table);
+	xdev->ft_order = XDPOFF_ORDER_NONE;
+	xdev->rules = maps[XDPOFF_MAPI_RULES];
+	xdev->masks = maps[XDPOFF_MAPI_MASKS];
+	xdev->meta = maps[XDPOFF_MAPI_META];
+	xdev->stats = maps[XDPOFF_MAPI_STATS];
+	xdev->flows = maps[XDPOFF_MAPI_FLOWS];
 	xdev->ifindex = netdev->ifindex;
 	strscpy(xdev->ifname, netdev->name, IFNAMSIZ);
 	netdev_hold(netdev, &xdev->dev_tracker, GFP_KERNEL);
@@ -102,7 +107,7 @@ int xdpoff_dev_detach(struct xdpoff_dev *xdev, struct netlink_ext_ack *extack)
 {
 	if (xdev->nr_blocks) {
 		NL_SET_ERR_MSG_MOD(extack,
-				   "offloaded chains are bound to the device, delete them first");
+				   "offloaded chains are bound to the device (or flowtables), delete them first");
 		return -EBUSY;
 	}
 	if (xdev->fwd_refs) {

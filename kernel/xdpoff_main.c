@@ -24,6 +24,8 @@ static int xdpoff_netdev_event(struct notifier_block *nb,
 	xdev = xdpoff_dev_find(netdev);
 	if (xdev) {
 		xdpoff_block_dev_gone(xdev);
+		/* Flows out through it go back to the software flowtable. */
+		xdpoff_flows_flush(NULL, xdev);
 		xdpoff_dev_unlist(xdev);
 	}
 	mutex_unlock(&xdpoff_lock);

@@ -17,8 +17,7 @@ struct xdpoff_map_spec {
 	const char	*bad;		/* extack message when it does not fit */
 };
 
-/* Order of the maps[] arrays: rules, masks, meta, stats. */
-static const struct xdpoff_map_spec xdpoff_map_specs[4] = {
+static const struct xdpoff_map_spec xdpoff_map_specs[XDPOFF_NR_MAPS] = {
 	{ BPF_MAP_TYPE_HASH,
 	  sizeof(struct xdpoff_rule_key), sizeof(struct xdpoff_rule_val),
 	  KBUILD_MODNAME ": rules map has the wrong type, key or value size" },
@@ -31,14 +30,17 @@ static const struct xdpoff_map_spec xdpoff_map_specs[4] = {
 	{ BPF_MAP_TYPE_PERCPU_ARRAY,
 	  sizeof(u32), sizeof(struct xdpoff_stats),
 	  KBUILD_MODNAME ": stats map has the wrong type, key or value size" },
+	{ BPF_MAP_TYPE_HASH,
+	  sizeof(struct xdpoff_flow_key), sizeof(struct xdpoff_flow_val),
+	  KBUILD_MODNAME ": flows map has the wrong type, key or value size" },
 };
 
-int xdpoff_maps_validate(struct bpf_map *maps[4],
+int xdpoff_maps_validate(struct bpf_map *maps[XDPOFF_NR_MAPS],
 			 struct netlink_ext_ack *extack)
 {
 	int i;
 
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < XDPOFF_NR_MAPS; i++) {
 		const struct xdpoff_map_spec *s = &xdpoff_map_specs[i];
 
 		if (maps[i]->map_type != s->type ||
@@ -48,11 +50,12 @@ int xdpoff_maps_validate(struct bpf_map *maps[4],
 			return -EINVAL;
 		}
 	}
-	if (maps[1]->max_entries != XDPOFF_MAX_MASKS) {
+	if (maps[XDPOFF_MAPI_MASKS]->max_entries != XDPOFF_MAX_MASKS) {
 		NL_SET_ERR_MSG_MOD(extack, "masks map has the wrong size");
 		return -EINVAL;
 	}
-	if (maps[3]->max_entries < maps[0]->max_entries) {
+	if (maps[XDPOFF_MAPI_STATS]->max_entries <
+	    maps[XDPOFF_MAPI_RULES]->max_entries) {
 		NL_SET_ERR_MSG_MOD(extack, "stats map is smaller than rules map");
 		return -EINVAL;
 	}
@@ -143,6 +146,7 @@ static int xdpoff_meta_restore(struct xdpoff_dev *xdev)
 	struct xdpoff_meta meta = {
 		.nr_masks = xdev->hold ? 0 : xdev->nr_masks,
 		.software_from = xdpoff_dev_software_from(xdev),
+		.ft_order = xdev->hold ? XDPOFF_ORDER_NONE : xdev->ft_order,
 	};
 	u32 zero = 0;
 
@@ -150,7 +154,8 @@ static int xdpoff_meta_restore(struct xdpoff_dev *xdev)
 }
 
 /*
- * While held, the XDP program looks at no mask and passes every frame up:
+ * While held, the XDP program looks at no mask and no flow and passes every
+ * frame up:
  * software decides alone while a replay fills the maps in an order that is
  * not the rules' (xdpoff_dev_replay()).  Caller holds xdpoff_lock.
  */

@@ -23,26 +23,31 @@ static const struct nla_policy xdpoff_nl_policy[XDPOFF_ATTR_MAX + 1] = {
 	[XDPOFF_ATTR_NR_BLOCKS]	= { .type = NLA_REJECT },
 	[XDPOFF_ATTR_MAX_RULES]	= { .type = NLA_REJECT },
 	[XDPOFF_ATTR_LAST_ERROR] = { .type = NLA_REJECT },
+	[XDPOFF_ATTR_FLOWS_FD]	= { .type = NLA_U32 },
+	[XDPOFF_ATTR_NR_FLOWS]	= { .type = NLA_REJECT },
 };
 
-static const int xdpoff_fd_attrs[4] = {
-	XDPOFF_ATTR_RULES_FD, XDPOFF_ATTR_MASKS_FD,
-	XDPOFF_ATTR_META_FD, XDPOFF_ATTR_STATS_FD,
+static const int xdpoff_fd_attrs[XDPOFF_NR_MAPS] = {
+	[XDPOFF_MAPI_RULES]	= XDPOFF_ATTR_RULES_FD,
+	[XDPOFF_MAPI_MASKS]	= XDPOFF_ATTR_MASKS_FD,
+	[XDPOFF_MAPI_META]	= XDPOFF_ATTR_META_FD,
+	[XDPOFF_MAPI_STATS]	= XDPOFF_ATTR_STATS_FD,
+	[XDPOFF_MAPI_FLOWS]	= XDPOFF_ATTR_FLOWS_FD,
 };
 
 static struct genl_family xdpoff_nl_family;
 
-static void xdpoff_nl_put_maps(struct bpf_map *maps[4], int n)
+static void xdpoff_nl_put_maps(struct bpf_map *maps[XDPOFF_NR_MAPS], int n)
 {
 	while (n--)
 		bpf_map_put(maps[n]);
 }
 
-static int xdpoff_nl_get_maps(struct genl_info *info, struct bpf_map *maps[4])
+static int xdpoff_nl_get_maps(struct genl_info *info, struct bpf_map *maps[XDPOFF_NR_MAPS])
 {
 	int i;
 
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < XDPOFF_NR_MAPS; i++) {
 		struct nlattr *attr = info->attrs[xdpoff_fd_attrs[i]];
 
 		maps[i] = bpf_map_get(nla_get_u32(attr));
@@ -62,12 +67,12 @@ static int xdpoff_nl_attach(struct sk_buff *skb, struct genl_info *info)
 {
 	struct xdpoff_dev *xdev;
 	struct net_device *netdev;
-	struct bpf_map *maps[4];
+	struct bpf_map *maps[XDPOFF_NR_MAPS];
 	int i, err;
 
 	if (GENL_REQ_ATTR_CHECK(info, XDPOFF_ATTR_IFINDEX))
 		return -EINVAL;
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < XDPOFF_NR_MAPS; i++)
 		if (GENL_REQ_ATTR_CHECK(info, xdpoff_fd_attrs[i]))
 			return -EINVAL;
 
@@ -92,7 +97,7 @@ static int xdpoff_nl_attach(struct sk_buff *skb, struct genl_info *info)
 		xdpoff_dev_replay(xdev);
 	rtnl_unlock();
 	if (err)
-		xdpoff_nl_put_maps(maps, 4);
+		xdpoff_nl_put_maps(maps, XDPOFF_NR_MAPS);
 out_put_dev:
 	dev_put(netdev);
 	return err;
@@ -111,6 +116,9 @@ static int xdpoff_nl_detach(struct sk_buff *skb, struct genl_info *info)
 				       nla_get_u32(info->attrs[XDPOFF_ATTR_IFINDEX]));
 	if (xdev) {
 		err = xdpoff_dev_detach(xdev, info->extack);
+		/* Flows out through it go back to the software flowtable. */
+		if (!err)
+			xdpoff_flows_flush(NULL, xdev);
 	} else {
 		NL_SET_ERR_MSG_MOD(info->extack, "device is not attached");
 		err = -ENOENT;
@@ -132,6 +140,7 @@ static int xdpoff_nl_fill_dev(struct sk_buff *skb, struct xdpoff_dev *xdev,
 	    nla_put_u32(skb, XDPOFF_ATTR_NR_RULES, xdev->nr_rules) ||
 	    nla_put_u32(skb, XDPOFF_ATTR_NR_BLOCKS, xdev->nr_blocks) ||
 	    nla_put_u32(skb, XDPOFF_ATTR_MAX_RULES, xdev->max_rules) ||
+	    nla_put_u32(skb, XDPOFF_ATTR_NR_FLOWS, xdev->nr_flows) ||
 	    (xdev->last_error &&
 	     nla_put_string(skb, XDPOFF_ATTR_LAST_ERROR, xdev->last_error))) {
 		genlmsg_cancel(skb, hdr);

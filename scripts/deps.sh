@@ -19,6 +19,8 @@ PACKAGES=(
 	qemu-system-x86 busybox-static kmod cpio xz-utils zstd
 	# used inside the guest
 	nftables iproute2 ethtool python3 util-linux procps
+	# the flowtable test: conntrack -L (HW_OFFLOAD), -D
+	conntrack
 	# make deb, and the boot test, which installs the packages in the
 	# guest (DKMS runs there, never here)
 	dpkg-dev debhelper dh-dkms dkms lintian

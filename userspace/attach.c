@@ -29,6 +29,7 @@ static const int pin_attrs[NR_MAPS] = {
 	[PIN_MASKS]	= XDPOFF_ATTR_MASKS_FD,
 	[PIN_META]	= XDPOFF_ATTR_META_FD,
 	[PIN_STATS]	= XDPOFF_ATTR_STATS_FD,
+	[PIN_FLOWS]	= XDPOFF_ATTR_FLOWS_FD,
 };
 
 /* ---- helpers ---------------------------------------------------------- */
@@ -135,9 +136,14 @@ static void remove_pins(const char *dev)
 
 /* ---- XDP -------------------------------------------------------------- */
 
-static struct xdpoff_bpf *load_prog(__u32 max_rules)
+static struct xdpoff_bpf *load_prog(__u32 max_rules, __u32 max_flows)
 {
+	struct xdpoff_meta meta = {
+		.software_from = XDPOFF_ORDER_NONE,
+		.ft_order = XDPOFF_ORDER_NONE,
+	};
 	struct xdpoff_bpf *skel;
+	__u32 zero = 0;
 	int i, err;
 
 	skel = xdpoff_bpf__open();
@@ -156,9 +162,18 @@ static struct xdpoff_bpf *load_prog(__u32 max_rules)
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.xdpoff_stats, max_rules);
 	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.xdpoff_flows, max_flows);
+	if (!err)
 		err = xdpoff_bpf__load(skel);
 	if (err) {
 		pr_warn("Couldn't load the XDP program: %s\n", strerror(-err));
+		goto fail;
+	}
+	/* Until the module writes it: no mask, no flowtable. */
+	err = bpf_map__update_elem(skel->maps.xdpoff_meta, &zero, sizeof(zero),
+				   &meta, sizeof(meta), BPF_ANY);
+	if (err) {
+		pr_warn("Couldn't write the meta map: %s\n", strerror(-err));
 		goto fail;
 	}
 	return skel;
@@ -271,7 +286,7 @@ int cmd_attach(const struct args *a)
 	if (make_pin_dir(a->dev))
 		goto out;
 
-	skel = load_prog(a->max_rules);
+	skel = load_prog(a->max_rules, a->max_flows);
 	if (!skel)
 		goto undo;
 	prog_fd = bpf_program__fd(skel->progs.xdpoff_xdp);
@@ -287,8 +302,8 @@ int cmd_attach(const struct args *a)
 	    module_attach(&nl, ifindex, a->dev, skel))
 		goto undo;
 
-	pr_debug("%s: attached XDP program %u, up to %u rules\n", a->dev,
-		 prog_id(prog_fd), a->max_rules);
+	pr_debug("%s: attached XDP program %u, up to %u rules, %u flows\n",
+		 a->dev, prog_id(prog_fd), a->max_rules, a->max_flows);
 	/* The module replayed the tc blocks; nft chains are ours to redo. */
 	nft_restore_chains(a->dev);
 	ret = EXIT_OK;

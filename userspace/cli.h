@@ -60,7 +60,7 @@ void nft_restore_chains(const char *dev);
 /* pins.c */
 
 /* What `attach` pins under XDPOFF_PIN_ROOT/DEV; the maps come first. */
-enum { PIN_RULES, PIN_MASKS, PIN_META, PIN_STATS, PIN_PROG, NR_PINS };
+enum { PIN_RULES, PIN_MASKS, PIN_META, PIN_STATS, PIN_FLOWS, PIN_PROG, NR_PINS };
 #define NR_MAPS PIN_PROG
 
 extern const char *const pin_names[NR_PINS];
@@ -76,6 +76,7 @@ __u32 map_max_entries(int map_fd);
 struct args {
 	const char	*dev;
 	__u32		max_rules;
+	__u32		max_flows;
 	bool		json;
 };
 

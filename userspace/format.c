@@ -7,6 +7,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <linux/types.h>
@@ -308,8 +309,50 @@ static const char *plural(size_t n)
 	return n == 1 ? "" : "s";
 }
 
+const char *l4_name(__u8 proto)
+{
+	return proto == IPPROTO_TCP ? "tcp" : proto == IPPROTO_UDP ? "udp" : "l4?";
+}
+
+static int addr_port(char *out, size_t size, int family, const __be32 *addr,
+		     __be16 port)
+{
+	char a[ADDR_LEN];
+
+	fmt_ip(a, family, addr);
+	return snprintf(out, size, family == AF_INET6 ? "[%s]:%u" : "%s:%u",
+			a, ntohs(port));
+}
+
+/* "tcp 10.1.0.2:40000 > 10.2.0.2:5201 snat 10.2.0.1:40000 to eth2 dst ... src ... mtu 1500" */
+void format_flow(const struct flow *fl, char *out, size_t size)
+{
+	int family = fl->key.family == XDPOFF_F_IPV6 ? AF_INET6 : AF_INET;
+	const struct xdpoff_flow_val *v = &fl->val;
+	char src[64], dst[64], snat[72] = "", dnat[72] = "", m1[ADDR_LEN], m2[ADDR_LEN];
+
+	addr_port(src, sizeof(src), family, fl->key.saddr, fl->key.sport);
+	addr_port(dst, sizeof(dst), family, fl->key.daddr, fl->key.dport);
+	if (v->nat & XDPOFF_NAT_SRC) {
+		strcpy(snat, " snat ");
+		addr_port(snat + 6, sizeof(snat) - 6, family, v->nat_saddr,
+			  v->nat_sport);
+	}
+	if (v->nat & XDPOFF_NAT_DST) {
+		strcpy(dnat, " dnat ");
+		addr_port(dnat + 6, sizeof(dnat) - 6, family, v->nat_daddr,
+			  v->nat_dport);
+	}
+	snprintf(out, size, "%s %s > %s%s%s to %s dst %s src %s mtu %u",
+		 l4_name(fl->key.proto), src, dst, snat, dnat,
+		 ifname_of(v->ifindex), fmt_mac(m1, v->dmac),
+		 fmt_mac(m2, v->smac), v->mtu);
+}
+
 void print_dev_text(const struct dev_info *d)
 {
+	const struct flow *fl;
+	char flow[512];
 	const struct rule *r;
 	char match[512], edits[256];
 
@@ -348,4 +391,17 @@ void print_dev_text(const struct dev_info *d)
 		printf("  total  packets %llu bytes %llu\n",
 		       (unsigned long long)d->packets,
 		       (unsigned long long)d->bytes);
+	if (d->nr_flows || (d->kinfo && d->kinfo->nr_flows))
+		printf("  flowtable: %zu flow%s (of %u)\n", d->nr_flows,
+		       plural(d->nr_flows), d->max_flows);
+	for (fl = d->flows; fl < d->flows + d->nr_flows; fl++) {
+		format_flow(fl, flow, sizeof(flow));
+		printf("  flow %s  packets %llu bytes %llu", flow,
+		       (unsigned long long)fl->val.packets,
+		       (unsigned long long)fl->val.bytes);
+		if (fl->idle >= 0)
+			printf(" used %.1fs ago\n", fl->idle);
+		else
+			printf(" unused\n");
+	}
 }

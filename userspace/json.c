@@ -130,7 +130,13 @@ static void print_match_json(const struct rule *r)
 
 void print_dev_json(const struct dev_info *d)
 {
+	static const __u8 ones_b[16] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	};
+	const void *ones = ones_b;
 	const struct rule *r;
+	const struct flow *fl;
 	bool first = true, rfirst;
 
 	putchar('{');
@@ -181,6 +187,45 @@ void print_dev_json(const struct dev_info *d)
 		json_u64(&rfirst, "packets", r->packets);
 		json_u64(&rfirst, "bytes", r->bytes);
 		json_u64(&rfirst, "consumed_packets", r->consumed_packets);
+		putchar('}');
+	}
+	putchar(']');
+	json_u64(&first, "max_flows", d->max_flows);
+	json_key(&first, "flows", "");
+	putchar('[');
+	for (fl = d->flows; fl < d->flows + d->nr_flows; fl++) {
+		int family = fl->key.family == XDPOFF_F_IPV6 ? AF_INET6 : AF_INET;
+		const struct xdpoff_flow_val *v = &fl->val;
+
+		if (fl != d->flows)
+			putchar(',');
+		rfirst = true;
+		putchar('{');
+		json_key(&rfirst, "proto", "");
+		json_str(l4_name(fl->key.proto));
+		json_ip(&rfirst, "saddr", family, fl->key.saddr, ones);
+		json_u64(&rfirst, "sport", ntohs(fl->key.sport));
+		json_ip(&rfirst, "daddr", family, fl->key.daddr, ones);
+		json_u64(&rfirst, "dport", ntohs(fl->key.dport));
+		if (v->nat & XDPOFF_NAT_SRC) {
+			json_ip(&rfirst, "snat_addr", family, v->nat_saddr, ones);
+			json_u64(&rfirst, "snat_port", ntohs(v->nat_sport));
+		}
+		if (v->nat & XDPOFF_NAT_DST) {
+			json_ip(&rfirst, "dnat_addr", family, v->nat_daddr, ones);
+			json_u64(&rfirst, "dnat_port", ntohs(v->nat_dport));
+		}
+		json_key(&rfirst, "out", "");
+		json_str(ifname_of(v->ifindex));
+		json_mac(&rfirst, "dst_mac", v->dmac, ones);
+		json_mac(&rfirst, "src_mac", v->smac, ones);
+		json_u64(&rfirst, "mtu", v->mtu);
+		json_u64(&rfirst, "packets", v->packets);
+		json_u64(&rfirst, "bytes", v->bytes);
+		if (fl->idle >= 0) {
+			json_key(&rfirst, "idle_s", "");
+			printf("%.3f", fl->idle);
+		}
 		putchar('}');
 	}
 	printf("]}");

@@ -18,6 +18,7 @@ const char *const pin_names[NR_PINS] = {
 	[PIN_MASKS]	= XDPOFF_MAP_MASKS,
 	[PIN_META]	= XDPOFF_MAP_META,
 	[PIN_STATS]	= XDPOFF_MAP_STATS,
+	[PIN_FLOWS]	= XDPOFF_MAP_FLOWS,
 	[PIN_PROG]	= "prog",
 };
 

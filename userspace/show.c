@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <net/if.h>
 #include <linux/types.h>
@@ -57,6 +58,9 @@ static int kinfo_cb(const struct nlmsghdr *nlh, void *data)
 			break;
 		case XDPOFF_ATTR_MAX_RULES:
 			ki.max_rules = mnl_attr_get_u32(attr);
+			break;
+		case XDPOFF_ATTR_NR_FLOWS:
+			ki.nr_flows = mnl_attr_get_u32(attr);
 			break;
 		}
 	}
@@ -208,6 +212,49 @@ static int read_rules(struct dev_info *d, int rules_fd, int stats_fd,
 	return 0;
 }
 
+static int cmp_flows(const void *a, const void *b)
+{
+	return memcmp(&((const struct flow *)a)->key,
+		      &((const struct flow *)b)->key, sizeof(struct xdpoff_flow_key));
+}
+
+/* The flows map: every offloaded flow direction coming in on the device. */
+static int read_flows(struct dev_info *d, int flows_fd)
+{
+	struct xdpoff_flow_key key, next, *prev = NULL;
+	struct timespec now;
+	struct flow *fl;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	d->max_flows = map_max_entries(flows_fd);
+	while (!(err = bpf_map_get_next_key(flows_fd, prev, &next))) {
+		key = next;
+		prev = &key;
+		if (d->nr_flows >= d->max_flows)
+			break;
+		if (!d->flows) {
+			d->flows = calloc(d->max_flows, sizeof(*d->flows));
+			if (!d->flows)
+				return -ENOMEM;
+		}
+		fl = &d->flows[d->nr_flows];
+		fl->key = key;
+		if (bpf_map_lookup_elem(flows_fd, &key, &fl->val))
+			continue;	/* gone meanwhile */
+		fl->idle = fl->val.last_ns ?
+			(now.tv_sec * 1e9 + now.tv_nsec - fl->val.last_ns) / 1e9 : -1;
+		if (fl->idle < -0.5 && fl->val.last_ns)
+			fl->idle = 0;
+		d->nr_flows++;
+	}
+	if (err && err != -ENOENT)
+		return err;
+	if (d->nr_flows)
+		qsort(d->flows, d->nr_flows, sizeof(*d->flows), cmp_flows);
+	return 0;
+}
+
 static int read_dev(struct dev_info *d, int ncpus)
 {
 	int fds[NR_PINS], i, err = 0;
@@ -235,6 +282,8 @@ static int read_dev(struct dev_info *d, int ncpus)
 	err = read_masks(d, fds[PIN_MASKS], fds[PIN_META]);
 	if (!err)
 		err = read_rules(d, fds[PIN_RULES], fds[PIN_STATS], ncpus);
+	if (!err)
+		err = read_flows(d, fds[PIN_FLOWS]);
 	if (err)
 		pr_warn("Couldn't read the maps of %s: %s\n", d->name,
 			strerror(-err));
@@ -297,6 +346,7 @@ int cmd_show(const struct args *a)
 			shown = true;
 		}
 		free(d.rules);
+		free(d.flows);
 	}
 	if (a->json)
 		printf("]\n");

@@ -29,7 +29,15 @@ struct kinfo {
 	__u32	nr_rules;
 	__u32	nr_blocks;
 	__u32	max_rules;
+	__u32	nr_flows;
 	char	last_error[256];	/* why the module refused a rule */
+};
+
+/* One offloaded flowtable flow direction, as the flows map holds it. */
+struct flow {
+	struct xdpoff_flow_key	key;
+	struct xdpoff_flow_val	val;
+	double			idle;	/* seconds since XDP last forwarded; <0: never */
 };
 
 struct dev_info {
@@ -42,6 +50,9 @@ struct dev_info {
 	struct xdpoff_mask	masks[XDPOFF_MAX_MASKS];
 	struct rule		*rules;
 	size_t			nr_rules;
+	__u32			max_flows;
+	struct flow		*flows;
+	size_t			nr_flows;
 	__u64			packets;
 	__u64			bytes;
 	const struct kinfo	*kinfo;		/* NULL: module did not say */
@@ -64,6 +75,8 @@ unsigned int order_prio(__u64 order);
 const char *order_hook(__u64 order);
 unsigned int order_handle(__u64 order);
 const char *ifname_of(__u32 ifindex);
+const char *l4_name(__u8 proto);
+void format_flow(const struct flow *fl, char *out, size_t size);
 
 /* One device, as text (format.c) or as a JSON object (json.c). */
 void print_dev_text(const struct dev_info *d);

@@ -48,17 +48,18 @@ struct cmd {
 static int cmd_help(const struct args *a);
 
 static const struct cmd cmds[] = {
-	{ "attach", cmd_attach, "DEV [--max-rules N]",
-	  "load the XDP program on DEV and hand it to the kernel module", "m", 1, 1 },
+	{ "attach", cmd_attach, "DEV [--max-rules N] [--max-flows N]",
+	  "load the XDP program on DEV and hand it to the kernel module", "mf", 1, 1 },
 	{ "detach", cmd_detach, "DEV",
 	  "take DEV back from the kernel module and unload the XDP program", "", 1, 1 },
 	{ "show", cmd_show, "[DEV] [--json]",
-	  "list the offloaded rules and their counters", "j", 0, 1 },
+	  "list the offloaded rules and flows and their counters", "j", 0, 1 },
 	{ "help", cmd_help, "", "show this help", "", 0, 0 },
 };
 
 static const struct option long_opts[] = {
 	{ "max-rules",	required_argument,	NULL, 'm' },
+	{ "max-flows",	required_argument,	NULL, 'f' },
 	{ "json",	no_argument,		NULL, 'j' },
 	{ "verbose",	no_argument,		NULL, 'v' },
 	{ "help",	no_argument,		NULL, 'h' },
@@ -77,8 +78,10 @@ static void usage(FILE *f)
 		"  -v, --verbose         debug output, including libbpf's\n"
 		"  -h, --help            show this help\n"
 		"  --max-rules N         capacity of the rules map (default %u)\n"
+		"  --max-flows N         capacity of the flows map: offloaded flowtable\n"
+		"                        flow directions coming in on DEV (default %u)\n"
 		"  --json                JSON output for show\n",
-		XDPOFF_DEFAULT_MAX_RULES);
+		XDPOFF_DEFAULT_MAX_RULES, XDPOFF_DEFAULT_MAX_FLOWS);
 }
 
 static int cmd_help(const struct args *a)
@@ -98,7 +101,7 @@ static const struct cmd *find_cmd(const char *name)
 	return NULL;
 }
 
-static int parse_max_rules(const char *s, __u32 *out)
+static int parse_max(const char *opt, const char *s, __u32 *out)
 {
 	unsigned long long v;
 	char *end;
@@ -106,7 +109,7 @@ static int parse_max_rules(const char *s, __u32 *out)
 	errno = 0;
 	v = strtoull(s, &end, 0);
 	if (errno || end == s || *end || !v || v > UINT32_MAX || s[0] == '-') {
-		pr_warn("invalid --max-rules: %s\n", s);
+		pr_warn("invalid --%s: %s\n", opt, s);
 		return -EINVAL;
 	}
 	*out = v;
@@ -133,10 +136,14 @@ static int parse_args(const struct cmd *cmd, int argc, char **argv,
 			return EXIT_USAGE;
 		} else if (!strchr(cmd->opts, c)) {
 			pr_warn("option --%s is not valid for %s\n",
-				c == 'm' ? "max-rules" : "json", cmd->name);
+				c == 'm' ? "max-rules" : c == 'f' ? "max-flows" : "json",
+				cmd->name);
 			return EXIT_USAGE;
 		} else if (c == 'm') {
-			if (parse_max_rules(optarg, &a->max_rules))
+			if (parse_max("max-rules", optarg, &a->max_rules))
+				return EXIT_USAGE;
+		} else if (c == 'f') {
+			if (parse_max("max-flows", optarg, &a->max_flows))
 				return EXIT_USAGE;
 		} else if (c == 'j') {
 			a->json = true;
@@ -153,7 +160,10 @@ static int parse_args(const struct cmd *cmd, int argc, char **argv,
 
 int main(int argc, char **argv)
 {
-	struct args a = { .max_rules = XDPOFF_DEFAULT_MAX_RULES };
+	struct args a = {
+		.max_rules = XDPOFF_DEFAULT_MAX_RULES,
+		.max_flows = XDPOFF_DEFAULT_MAX_FLOWS,
+	};
 	const struct cmd *cmd;
 	int c, ret;
 

@@ -22,6 +22,7 @@
 #define XDPOFF_MAP_MASKS	"xdpoff_masks"
 #define XDPOFF_MAP_META		"xdpoff_meta"
 #define XDPOFF_MAP_STATS	"xdpoff_stats"
+#define XDPOFF_MAP_FLOWS	"xdpoff_flows"
 
 /* Where `xdpoff attach DEV` pins the maps: XDPOFF_PIN_ROOT/DEV/<map name> */
 #define XDPOFF_PIN_ROOT		"/sys/fs/bpf/xdpoff"
@@ -37,6 +38,11 @@
 /* Default capacity of the rules and stats maps (xdpoff attach --max-rules). */
 #ifndef XDPOFF_DEFAULT_MAX_RULES
 #define XDPOFF_DEFAULT_MAX_RULES	16384
+#endif
+
+/* Default capacity of the flows map (xdpoff attach --max-flows). */
+#ifndef XDPOFF_DEFAULT_MAX_FLOWS
+#define XDPOFF_DEFAULT_MAX_FLOWS	4096
 #endif
 
 /* Bits of xdpoff_fields.flags, set by the parser. */
@@ -165,7 +171,7 @@ struct xdpoff_mask {
 /* Single entry (key 0) of the meta array. */
 struct xdpoff_meta {
 	__u32	nr_masks;	/* highest used mask slot + 1 */
-	__u32	pad;
+	__u32	ft_stage;	/* the flowtable's stage, with ft_order */
 	/*
 	 * No verdict at or after this order is taken in XDP: a tc filter
 	 * there could not be offloaded and runs in software only, where it
@@ -173,8 +179,64 @@ struct xdpoff_meta {
 	 * XDPOFF_ORDER_NONE: every filter is offloaded.
 	 */
 	__u64	software_from;
+	/*
+	 * Where the device's flowtable hook runs among the rules (an nf
+	 * ingress hook at the flowtable's priority): a frame of an offloaded
+	 * flow is forwarded at this order, as if a rule there had matched.
+	 * XDPOFF_ORDER_NONE: no flowtable is bound to the device.
+	 */
+	__u64	ft_order;
 };
 #define XDPOFF_ORDER_NONE	(~0ULL)
+
+/*
+ * Flowtable offload (nft `flowtable ... flags offload`): one entry of the
+ * flows hash per direction of an offloaded connection, in the maps of the
+ * device the direction comes in on.  Exact match on the tuple, as the
+ * software flowtable looks it up (nf_flow_offload_ip_hook); only frames
+ * the software fast path would take are forwarded (no IP options, no
+ * fragment, TTL / hop limit above 1, TCP without FIN and RST, no longer
+ * than the route's MTU, untagged); the others go up unchanged.
+ */
+struct xdpoff_flow_key {
+	__be32	saddr[4];	/* IPv4 in [0], or IPv6 */
+	__be32	daddr[4];
+	__be16	sport;
+	__be16	dport;
+	__u8	family;		/* XDPOFF_F_IPV4 or XDPOFF_F_IPV6 */
+	__u8	proto;		/* IPPROTO_TCP or IPPROTO_UDP */
+	__u16	pad;
+};
+
+/* xdpoff_flow_val.nat: the NAT edits of the direction. */
+#define XDPOFF_NAT_SRC		(1U << 0)	/* sport, then saddr */
+#define XDPOFF_NAT_DST		(1U << 1)	/* dport, then daddr */
+#define XDPOFF_NAT_DST_FIRST	(1U << 2)	/* both: the dst pair first */
+
+/*
+ * What XDP does to a frame of the flow, as nf_flow_offload_ip_hook() and
+ * nf_flow_offload_ipv6_hook() do in software: NAT ports and addresses
+ * with incremental checksum updates, TTL / hop limit minus one, the MAC
+ * addresses of the output route, then XDP_REDIRECT to ifindex.  packets,
+ * bytes (from the network header on) and last_ns (CLOCK_MONOTONIC_COARSE)
+ * are of the frames XDP forwarded; the module reports them with
+ * FLOW_CLS_STATS.
+ */
+struct xdpoff_flow_val {
+	__u8	dmac[6];
+	__u8	smac[6];
+	__be32	nat_saddr[4];	/* XDPOFF_NAT_SRC */
+	__be32	nat_daddr[4];	/* XDPOFF_NAT_DST */
+	__be16	nat_sport;
+	__be16	nat_dport;
+	__u32	nat;		/* XDPOFF_NAT_* */
+	__u32	ifindex;	/* output device */
+	__u32	mtu;		/* the route's: longer frames go to software */
+	__u32	pad;
+	__u64	packets;
+	__u64	bytes;
+	__u64	last_ns;	/* 0: none yet */
+};
 
 /*
  * Per-CPU value of the stats array, one slot per installed rule.  A rule
@@ -199,7 +261,7 @@ struct xdpoff_stats {
 
 enum xdpoff_cmd {
 	XDPOFF_CMD_UNSPEC,
-	XDPOFF_CMD_ATTACH,	/* IFINDEX + the four *_FD: manage the device */
+	XDPOFF_CMD_ATTACH,	/* IFINDEX + the five *_FD: manage the device */
 	XDPOFF_CMD_DETACH,	/* IFINDEX: forget it (EBUSY while bound) */
 	XDPOFF_CMD_GET,		/* dump: attached devices and their state */
 	__XDPOFF_CMD_MAX,
@@ -220,6 +282,8 @@ enum xdpoff_attr {
 	 * pass the driver's extack on to nft.
 	 */
 	XDPOFF_ATTR_LAST_ERROR,
+	XDPOFF_ATTR_FLOWS_FD,		/* u32: fd of the flows hash */
+	XDPOFF_ATTR_NR_FLOWS,		/* u32: flows installed (GET) */
 	__XDPOFF_ATTR_MAX,
 };
 #define XDPOFF_ATTR_MAX (__XDPOFF_ATTR_MAX - 1)

@@ -86,7 +86,8 @@ static int fill(struct xdpoff_bpf *skel, unsigned int rules,
 	int masks_fd = bpf_map__fd(skel->maps.xdpoff_masks);
 	int meta_fd = bpf_map__fd(skel->maps.xdpoff_meta);
 	struct xdpoff_meta meta = { .nr_masks = masks,
-				     .software_from = XDPOFF_ORDER_NONE };
+				     .software_from = XDPOFF_ORDER_NONE,
+				     .ft_order = XDPOFF_ORDER_NONE };
 	struct xdpoff_fields frame = {}, mask[XDPOFF_MAX_MASKS];
 	unsigned int i, j, zero = 0;
 

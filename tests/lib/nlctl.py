@@ -5,7 +5,7 @@
 Used inside the test guest only, to check that the control interface
 answers every request, hostile ones included, with a clear errno.
 
-  nlctl.py attach IFINDEX FD FD FD FD   one ATTACH, fds as given
+  nlctl.py attach IFINDEX FD FD FD FD FD  one ATTACH, fds as given
   nlctl.py attach-maps IFINDEX KIND     ATTACH with four maps this script
                                         creates (KIND: ok, hash, small,
                                         value, order, notmap, badfd)
@@ -50,13 +50,14 @@ NLMSG_ERROR, NLMSG_DONE = 2, 3
 NLMSGERR_ATTR_MSG = 1
 
 CMD = {"attach": 1, "detach": 2, "get": 3}
-A_IFINDEX, A_RULES, A_MASKS, A_META, A_STATS = 1, 2, 3, 4, 5
+A_IFINDEX, A_RULES, A_MASKS, A_META, A_STATS, A_FLOWS = 1, 2, 3, 4, 5, 10
 
 # The contract of xdpoff/xdpoff.h, as the maps must be.
 FIELDS = 68
 RULE_KEY, RULE_VAL = 4 + FIELDS, 64
 MASK_VAL = FIELDS + 4 * 5 + 8 + 8
-META_VAL = 16         # struct xdpoff_meta: nr_masks, pad, software_from
+META_VAL = 24         # struct xdpoff_meta: nr_masks, pad, software_from, ft_order
+FLOW_KEY, FLOW_VAL = 40, 88
 MAX_MASKS = 32
 BPF_MAP_CREATE = 0
 HASH, ARRAY, PERCPU_ARRAY = 1, 2, 6
@@ -73,9 +74,10 @@ def bpf_map(mtype, key, value, entries):
 
 
 def maps(kind):
-    """Four map fds, right or wrong in one way."""
+    """Five map fds, right or wrong in one way."""
     spec = [(HASH, RULE_KEY, RULE_VAL, 64), (ARRAY, 4, MASK_VAL, MAX_MASKS),
-            (ARRAY, 4, META_VAL, 1), (PERCPU_ARRAY, 4, 32, 64)]
+            (ARRAY, 4, META_VAL, 1), (PERCPU_ARRAY, 4, 32, 64),
+            (HASH, FLOW_KEY, FLOW_VAL, 64)]
     if kind == "hash":          # masks as a hash, not an array
         spec[1] = (HASH, 4, MASK_VAL, MAX_MASKS)
     elif kind == "small":       # masks array too short
@@ -172,7 +174,7 @@ def show(err, msg):
 def attach_attrs(ifindex, fds):
     return attr(A_IFINDEX, struct.pack("I", ifindex)) + b"".join(
         attr(t, struct.pack("I", fd)) for t, fd in
-        zip((A_RULES, A_MASKS, A_META, A_STATS), fds))
+        zip((A_RULES, A_MASKS, A_META, A_STATS, A_FLOWS), fds))
 
 
 def dump(g):
@@ -275,7 +277,7 @@ def main():
         return 0
     g = Genl()
     if a[0] == "attach":
-        fds = [int(x) for x in a[2:6]]
+        fds = [int(x) for x in a[2:7]]
         return show(*g.request(g.family, CMD["attach"],
                                attach_attrs(int(a[1]), fds))[:2])
     if a[0] == "attach-maps":

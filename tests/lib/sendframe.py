@@ -11,10 +11,13 @@ the one described.  Used inside the test guest only.
                 [--sport N] [--dport N] [--flags syn|ack|0xNNN]
                 [--icmp-type N --icmp-code N] [--tos N] [--ttl N]
                 [--frag-offset N] [--mf]]
-               [--ethertype 0xNNNN] [--count N]
+               [--ethertype 0xNNNN] [--count N] [--payload-len N [--seq]]
 
 --saddr/--daddr take IPv4 or IPv6 addresses; without them the frame is a
-bare Ethernet header of --ethertype with a zero payload.
+bare Ethernet header of --ethertype with a zero payload.  With --seq,
+frame I of --count carries I in its payload's first 4 bytes, bytes
+derived from I after them, and IPv4 ID I: every frame differs, and so do
+their checksums.
 """
 import argparse
 import ipaddress
@@ -38,8 +41,17 @@ def mac(s):
     return bytes(int(x, 16) for x in s.split(":"))
 
 
+def make_payload(args):
+    if not args.seq:
+        return b"x" * args.payload_len
+    i = args.seq_i
+    body = struct.pack("!I", i) + bytes((i * 7 + k * 13) & 0xFF
+                                        for k in range(args.payload_len))
+    return body[:max(args.payload_len, 4)]
+
+
 def l4(args, proto, pseudo):
-    payload = b"x" * args.payload_len
+    payload = make_payload(args)
     if proto == 6:
         flags = TCP_FLAGS.get(args.flags)
         flags = int(args.flags, 0) if flags is None else flags
@@ -66,7 +78,8 @@ def ipv4(args, proto):
     frag = args.frag_offset // 8
     seg = l4(args, proto if frag == 0 else -1,
              lambda n: saddr + daddr + struct.pack("!BBH", 0, proto, n))
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, args.tos, 20 + len(seg), 1,
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, args.tos, 20 + len(seg),
+                     (args.seq_i & 0xFFFF) if args.seq else 1,
                      frag | (0x2000 if args.mf else 0), args.ttl,
                      proto, 0, saddr, daddr)
     ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
@@ -127,13 +140,19 @@ def main():
     p.add_argument("--cvlan", type=int, help="inner tag (802.1Q)")
     p.add_argument("--count", type=int, default=1)
     p.add_argument("--payload-len", type=int, default=0)
+    p.add_argument("--seq", action="store_true",
+                   help="number the frames (payload and IPv4 ID)")
     args = p.parse_args()
+    args.seq_i = 0
 
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((args.dev, 0))
     smac = mac(args.smac) if args.smac else s.getsockname()[4][:6]
     f = frame(args, smac)
-    for _ in range(args.count):
+    for i in range(args.count):
+        if args.seq:
+            args.seq_i = i
+            f = frame(args, smac)
         s.send(f)
 
 

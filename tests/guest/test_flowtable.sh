@@ -1,0 +1,310 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# nft flowtable offload: established connections routed (and NATed) by the
+# XDP program.  The guest routes between two attached NICs:
+#   netns cli: eth0 10.1.0.2 fd01::2 --- eth1 10.1.0.1 fd01::1 [guest]
+#   eth2 10.2.0.1 fd02::1 --- eth3 10.2.0.2 fd02::2 :netns srv
+# The ruleset offloads every TCP and UDP flow into a flowtable on eth1 and
+# eth2 and masquerades IPv4 out of eth2.  A flow's later frames must be
+# forwarded in XDP (virtio-net's xdp_redirects on the ingress NIC count
+# them; a software ingress chain on eth1 must not see them), with the data
+# intact, and conntrack's counters must include them.
+set -u
+. "$(dirname "$0")/../lib/lib.sh"
+
+FT="python3 $XDPOFF_ROOT/tests/lib/flowtraffic.py"
+CLI=xcli$$
+SRV=xsrv$$
+PIDS=()
+
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	nft flush ruleset 2>/dev/null
+	"$XDPOFF" detach eth1 >/dev/null 2>&1
+	"$XDPOFF" detach eth2 >/dev/null 2>&1
+	ip addr flush dev eth1 2>/dev/null
+	ip addr flush dev eth2 2>/dev/null
+	sysctl -qw net.ipv4.ip_forward=0 net.ipv6.conf.all.forwarding=0
+	release_ns "$CLI"
+	release_ns "$SRV"
+	unload_module
+}
+trap cleanup EXIT
+
+# in_ns NS DEV ADDR4 ADDR6 GW4 GW6: DEV into NS, addressed, routed via GW.
+in_ns() {
+	ip netns add "$1"
+	ip link set "$2" netns "$1"
+	ip -n "$1" link set lo up
+	ip -n "$1" link set "$2" up
+	ip -n "$1" addr add "$3" dev "$2"
+	ip -n "$1" addr add "$4" dev "$2" nodad
+	ip -n "$1" route add default via "$5"
+	ip -n "$1" -6 route add default via "$6"
+}
+
+xdp_redirects() {
+	ethtool -S "$1" |
+		awk '$1 ~ /^rx(_queue_)?[0-9]+_xdp_redirects:$/ { s += $2 } END { print s + 0 }'
+}
+
+# flows DEV: the offloaded flows XDP holds for frames coming in on DEV.
+flows() {
+	"$XDPOFF" show "$1" | sed -n 's/^  flow \(.*\)  packets.*/\1/p'
+}
+
+# has_flow DEV TEXT: DEV holds a flow whose description starts with TEXT.
+has_flow() {
+	flows "$1" | grep -qF -- "$2"
+}
+
+# ct_hw PROTO DPORT: conntrack marks the connection [HW_OFFLOAD].
+ct_hw() {
+	conntrack -L -p "$1" --dport "$2" 2>/dev/null | grep -q HW_OFFLOAD
+}
+
+observed() {
+	nft_counter netdev obs in "$1"
+}
+
+# A flowtable refused before the module is loaded: the kernel keeps the
+# record of its failed bind (flow_indir_dev_list), data pointing at the
+# freed flowtable, and replays it to every driver that registers later.
+unload_module
+check_fails "without the module, an offloaded flowtable is refused" \
+	"Operation not supported" nft -f - <<'EOT'
+table inet early {
+	flowtable ft { hook ingress priority 0; devices = { eth1 }; flags offload; }
+}
+EOT
+check "insmod after it: the stale record is not touched" load_module
+sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+sysctl -qw net.netfilter.nf_conntrack_acct=1 2>/dev/null ||
+	{ modprobe nf_conntrack && sysctl -qw net.netfilter.nf_conntrack_acct=1; }
+in_ns "$CLI" eth0 10.1.0.2/24 fd01::2/64 10.1.0.1 fd01::1
+in_ns "$SRV" eth3 10.2.0.2/24 fd02::2/64 10.2.0.1 fd02::1
+ip link set eth1 up
+ip link set eth2 up
+ip addr add 10.1.0.1/24 dev eth1
+ip addr add fd01::1/64 dev eth1 nodad
+ip addr add 10.2.0.1/24 dev eth2
+ip addr add fd02::1/64 dev eth2 nodad
+# Neighbour solicitations go out from a link-local address; the rig gives
+# the guest's NICs none.
+ip addr add fe80::1/64 dev eth1 nodad
+ip addr add fe80::1/64 dev eth2 nodad
+
+check "xdpoff attach eth1" "$XDPOFF" attach eth1
+check "xdpoff attach eth2" "$XDPOFF" attach eth2
+
+ip netns exec "$SRV" $FT udp-echo 0.0.0.0 7 & PIDS+=($!)
+ip netns exec "$SRV" $FT udp-echo :: 7 & PIDS+=($!)
+ip netns exec "$SRV" $FT tcp-sink 0.0.0.0 5001 & PIDS+=($!)
+
+check "a flowtable with flags offload on eth1 and eth2 commits" nft -f - <<'EOT'
+flush ruleset
+table inet fw {
+	flowtable ft {
+		hook ingress priority 0; devices = { eth1, eth2 }; flags offload; counter;
+	}
+	chain forward {
+		type filter hook forward priority 0; policy accept;
+		meta l4proto { tcp, udp } flow add @ft
+	}
+}
+table ip nat {
+	chain post {
+		type nat hook postrouting priority 100; policy accept;
+		oifname "eth2" masquerade
+	}
+}
+table netdev obs {
+	chain in {
+		type filter hook ingress device eth1 priority -100; policy accept;
+		udp dport 7 counter comment "udp7"
+		tcp dport 5001 counter comment "tcp5001"
+	}
+}
+EOT
+
+# -- UDP, IPv4, masqueraded ---------------------------------------------
+out=$(ip netns exec "$CLI" $FT udp-ping 10.1.0.2 40001 10.2.0.2 7 20)
+check_eq "udp 10.1.0.2:40001 -> 10.2.0.2:7 through the router" "sent 20 echoed 20" "$out"
+WAIT_TIMEOUT=30 check "the flow is offloaded into eth1's flows (snat 10.2.0.1)" \
+	wait_for has_flow eth1 "udp 10.1.0.2:40001 > 10.2.0.2:7 snat 10.2.0.1:"
+check "... its reply direction into eth2's (back to 10.1.0.2:40001)" \
+	wait_for has_flow eth2 "udp 10.2.0.2:7 > 10.2.0.1:"
+{ flows eth1; flows eth2; } | diag
+check "conntrack shows the connection [HW_OFFLOAD]" wait_for ct_hw udp 7
+
+r1=$(xdp_redirects eth1) r2=$(xdp_redirects eth2) o=$(observed udp7)
+out=$(ip netns exec "$CLI" $FT udp-ping 10.1.0.2 40001 10.2.0.2 7 200)
+check_eq "200 more datagrams and their echoes" "sent 200 echoed 200" "$out"
+check "... eth1 redirected the 200 in XDP ($(( $(xdp_redirects eth1) - r1 )))" \
+	test $(( $(xdp_redirects eth1) - r1 )) -ge 200
+check "... eth2 redirected the 200 echoes in XDP ($(( $(xdp_redirects eth2) - r2 )))" \
+	test $(( $(xdp_redirects eth2) - r2 )) -ge 200
+check_eq "... and software's ingress chain on eth1 saw none of them" "$o" "$(observed udp7)"
+WAIT_TIMEOUT=20 check "conntrack's counter includes what XDP forwarded (>= 220 packets)" \
+	wait_for sh -c "[ \"\$(conntrack -L -p udp --dport 7 2>/dev/null | grep -o 'packets=[0-9]*' | head -n1 | cut -d= -f2)\" -ge 220 ]"
+conntrack -L -p udp --dport 7 2>&1 | diag
+
+# -- TCP, IPv4, masqueraded: a bulk transfer ------------------------------
+r1=$(xdp_redirects eth1)
+out=$(ip netns exec "$CLI" $FT tcp-send 10.1.0.2 40002 10.2.0.2 5001 4000000 7)
+set -- $out
+check_eq "tcp: 4 MB through the router, sha256 the same at both ends" "$2" "${4:-none}"
+check "... most of it redirected in XDP on eth1 ($(( $(xdp_redirects eth1) - r1 )) frames)" \
+	test $(( $(xdp_redirects eth1) - r1 )) -ge 1000
+check "... the closed connection (FIN: software tears it down) left eth1's and eth2's flows" \
+	wait_for sh -c "! $XDPOFF show eth1 | grep -q 'flow tcp' &&
+		! $XDPOFF show eth2 | grep -q 'flow tcp'"
+
+# -- UDP, IPv6, routed ----------------------------------------------------
+out=$(ip netns exec "$CLI" $FT udp-ping fd01::2 40003 fd02::2 7 20)
+check_eq "udp [fd01::2]:40003 -> [fd02::2]:7 through the router" "sent 20 echoed 20" "$out"
+if [ "$out" != "sent 20 echoed 20" ]; then
+	{ ip -n "$CLI" -6 addr; ip -n "$CLI" -6 route; ip -6 addr; ip -6 route
+	  ip -6 neigh; ip -n "$CLI" -6 neigh; ip -n "$SRV" -6 neigh
+	  sysctl net.ipv6.conf.all.forwarding net.ipv6.conf.eth1.disable_ipv6
+	  } 2>&1 | diag
+fi
+WAIT_TIMEOUT=30 check "the IPv6 flow is offloaded into eth1's flows" \
+	wait_for has_flow eth1 "udp [fd01::2]:40003 > [fd02::2]:7 to eth2"
+r1=$(xdp_redirects eth1) r2=$(xdp_redirects eth2)
+out=$(ip netns exec "$CLI" $FT udp-ping fd01::2 40003 fd02::2 7 200)
+check_eq "200 more IPv6 datagrams and their echoes" "sent 200 echoed 200" "$out"
+check "... redirected in XDP on eth1 and eth2" \
+	test $(( $(xdp_redirects eth1) - r1 )) -ge 200 -a $(( $(xdp_redirects eth2) - r2 )) -ge 200
+
+"$XDPOFF" show eth1 | diag
+"$XDPOFF" show eth2 | diag
+
+# -- conntrack -D: the connection's flows leave XDP -----------------------
+check "conntrack -D of the IPv6 connection" conntrack -D -p udp --orig-src fd01::2
+check "... its flows leave eth1's and eth2's maps" \
+	wait_for sh -c "! $XDPOFF show eth1 | grep -qF 'flow udp [fd01::2]' &&
+		! $XDPOFF show eth2 | grep -qF 'flow udp [fd02::2]'"
+
+# -- rmmod with flows offloaded -------------------------------------------
+out=$(ip netns exec "$CLI" $FT udp-ping 10.1.0.2 40001 10.2.0.2 7 20)
+check "before rmmod: the IPv4 flow is in eth1's maps" has_flow eth1 "udp 10.1.0.2:40001"
+nft list ruleset >/dev/null
+check "rmmod xdpoff with flows offloaded" rmmod xdpoff
+check_eq "... no flow left in the maps (the flowtable let go of them)" "0 0" \
+	"$(map_count eth1 xdpoff_flows) $(map_count eth2 xdpoff_flows)"
+out=$(ip netns exec "$CLI" $FT udp-ping 10.1.0.2 40001 10.2.0.2 7 20)
+check_eq "... the connection goes on, in the software flowtable" "sent 20 echoed 20" "$out"
+check "insmod, detach and attach again" sh -c "insmod $XDPOFF_KO &&
+	$XDPOFF detach eth1 && $XDPOFF detach eth2 &&
+	$XDPOFF attach eth1 && $XDPOFF attach eth2"
+
+# -- the flowtable goes: no flow left in XDP ------------------------------
+check "nft delete table inet fw" nft delete table inet fw
+check_eq "no flow left in eth1's and eth2's maps" "0 0" \
+	"$(map_count eth1 xdpoff_flows) $(map_count eth2 xdpoff_flows)"
+out=$(ip netns exec "$CLI" $FT udp-ping 10.1.0.2 40001 10.2.0.2 7 5)
+check_eq "the connection goes on in software" "sent 5 echoed 5" "$out"
+
+# -- fidelity: XDP's frames are the software flowtable's, byte for byte ---
+# The same ruleset with and without `flags offload`; in each, four UDP
+# flows are set up by real sockets, then the same crafted frames are sent
+# in both directions of each (150 per direction, 1,200 in all) and
+# captured where they come out of the router (at eth3 and at eth0).
+mac_of() { cat /sys/class/net/"$1"/address 2>/dev/null || ip -n "$2" -br link show "$1" | awk '{print $3}'; }
+M1=$(mac_of eth1) M2=$(mac_of eth2)
+M0=$(mac_of eth0 "$CLI") M3=$(mac_of eth3 "$SRV")
+# NAME CLIENT-ADDR CLIENT-PORT SERVER-ADDR SERVER-PORT REPLY-TO-ADDR PAYLOAD
+FLOWS4="f1 10.1.0.2 41001 10.2.0.2 9 10.2.0.1 100
+f2 10.1.0.2 41002 10.2.0.100 6009 10.2.0.1 333
+f4 10.1.0.2 41004 10.2.0.2 9 10.2.0.1 1"
+FLOW6="f3 fd01::2 41003 fd02::2 9 fd01::2 640"
+
+fidelity_run() {
+	local mode=$1 flags="" name ca cp sa sp ra len out
+	[ "$mode" = xdp ] && flags="flags offload;"
+	nft flush ruleset
+	conntrack -F 2>/dev/null
+	nft -f - <<EOT || return
+table inet fw {
+	flowtable ft { hook ingress priority 0; devices = { eth1, eth2 }; $flags }
+	chain forward { type filter hook forward priority 0; policy accept;
+		meta l4proto udp flow add @ft
+	}
+}
+table ip nat {
+	chain pre { type nat hook prerouting priority -100; policy accept;
+		ip daddr 10.2.0.100 udp dport 6009 dnat to 10.2.0.2:9
+	}
+	chain post { type nat hook postrouting priority 100; policy accept;
+		oifname "eth2" masquerade
+	}
+}
+EOT
+	ip netns exec "$SRV" $FT udp-echo 0.0.0.0 9 & local e4=$!
+	ip netns exec "$SRV" $FT udp-echo :: 9 & local e6=$!
+	sleep 1
+	while read -r name ca cp sa sp ra len; do
+		ip netns exec "$CLI" $FT udp-ping "$ca" "$cp" "$sa" "$sp" 3 >/dev/null
+	done <<<"$FLOWS4
+$FLOW6"
+	# Offloaded: into the flows maps; in software: conntrack's [OFFLOAD].
+	if [ "$mode" = xdp ]; then
+		WAIT_TIMEOUT=30 wait_for nr_flows_at_least eth1 4
+	else
+		WAIT_TIMEOUT=30 wait_for sh -c "[ \$(conntrack -L -p udp 2>/dev/null | grep -c OFFLOAD) -ge 4 ]"
+	fi
+	kill "$e4" "$e6"
+	wait "$e4" "$e6" 2>/dev/null
+	ip netns exec "$SRV" $FT capture eth3 udp 9 600 60 >"$WORK/$mode.fwd" &
+	local c1=$!
+	ip netns exec "$CLI" $FT capture eth0 udp 41001,41002,41003,41004 600 60 >"$WORK/$mode.rev" &
+	local c2=$!
+	sleep 1
+	while read -r name ca cp sa sp ra len; do
+		ip netns exec "$CLI" python3 "$SENDFRAME" eth0 --dmac "$M1" --smac "$M0" \
+			--saddr "$ca" --daddr "$sa" --proto udp --sport "$cp" \
+			--dport "$sp" --payload-len "$len" --count 150 --seq
+		# the reply comes from the server's port 9, to the address and
+		# port the client is seen as (masqueraded for IPv4)
+		ip netns exec "$SRV" python3 "$SENDFRAME" eth3 --dmac "$M2" --smac "$M3" \
+			--saddr "${sa/10.2.0.100/10.2.0.2}" --daddr "$ra" --proto udp --sport 9 \
+			--dport "$cp" --payload-len "$len" --count 150 --seq
+	done <<<"$FLOWS4
+$FLOW6"
+	wait "$c1" "$c2"
+}
+
+nr_flows_at_least() {
+	[ "$(map_count "$1" xdpoff_flows)" -ge "$2" ]
+}
+
+same_frames() {
+	cmp "$WORK/xdp.fwd" "$WORK/software.fwd" &&
+		cmp "$WORK/xdp.rev" "$WORK/software.rev"
+}
+
+WORK=$(mktemp -d)
+"$XDPOFF" show eth1 >/dev/null
+r1=$(xdp_redirects eth1) r2=$(xdp_redirects eth2)
+fidelity_run xdp
+x1=$(( $(xdp_redirects eth1) - r1 )) x2=$(( $(xdp_redirects eth2) - r2 ))
+check "fidelity, offloaded: 600 frames each way forwarded in XDP ($x1 on eth1, $x2 on eth2)" \
+	test "$x1" -ge 600 -a "$x2" -ge 600
+fidelity_run software
+cat "$WORK/xdp.fwd" "$WORK/xdp.rev" >"$WORK/xdp"
+cat "$WORK/software.fwd" "$WORK/software.rev" >"$WORK/software"
+out=$($FT compare "$WORK/xdp" "$WORK/software")
+set -- $out
+check "fidelity: at least 1,000 frames of the 1,200 captured in both runs ($2 pairs)" \
+	test "$2" -ge 1000
+check_eq "fidelity: every frame XDP forwarded is byte for byte the software flowtable's" \
+	0 "${4:-none}"
+printf '%s\n' "$out" | sed 1d | diag
+head -n 1 "$WORK/xdp.fwd" | diag
+rm -rf "$WORK"
+nft flush ruleset
