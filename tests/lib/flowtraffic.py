@@ -3,9 +3,10 @@
 """Traffic through the routed topology of test_flowtable.sh (in the guest).
 
   flowtraffic.py udp-echo ADDR PORT            serve: echo each datagram
-  flowtraffic.py udp-ping SADDR SPORT DADDR DPORT N
+  flowtraffic.py udp-ping SADDR SPORT DADDR DPORT N [INTERVAL]
                                                N datagrams of 200 bytes from
-                                               SADDR:SPORT, each answered;
+                                               SADDR:SPORT, each answered,
+                                               INTERVAL s apart (default 0);
                                                prints "sent N echoed M"
   flowtraffic.py tcp-sink ADDR PORT            serve: read each connection
                                                to its end, answer the sha256
@@ -47,13 +48,15 @@ def udp_echo(addr, port):
         s.sendto(data, peer)
 
 
-def udp_ping(saddr, sport, daddr, dport, n):
+def udp_ping(saddr, sport, daddr, dport, n, interval=0):
     s = socket.socket(family(daddr), socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind((saddr, int(sport)))
     s.settimeout(2)
     echoed = misses = 0
     for i in range(int(n)):
+        if i and float(interval):
+            time.sleep(float(interval))
         msg = b"%08d" % i + bytes(192)
         s.sendto(msg, (daddr, int(dport)))
         try:
