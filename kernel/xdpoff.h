@@ -113,7 +113,6 @@ struct xdpoff_dev {
 	u64			ft_order;	/* xdpoff_meta.ft_order */
 	DECLARE_HASHTABLE(flow_table, XDPOFF_FLOW_HASH_BITS); /* by cookie */
 	u32			nr_flows;
-	u32			flow_fwd_refs;	/* flows that go out here */
 
 	struct dentry		*ddir;
 };
@@ -130,7 +129,6 @@ struct xdpoff_block {
 	struct flow_block_cb	*block_cb;
 	bool			tc;
 	bool			ft;		/* an nft flowtable's */
-	int			ft_prio;	/* its hook priority */
 	bool			orphan;		/* nft: its device is gone */
 	struct list_head	ports;		/* xdpoff_port.block_node */
 	DECLARE_HASHTABLE(rules, XDPOFF_BLOCK_HASH_BITS); /* xdpoff_brule */

@@ -298,7 +298,6 @@ static int xdpoff_block_bind(struct xdpoff_dev *xdev,
 		return PTR_ERR(port);
 	}
 	if (ft) {
-		blk->ft_prio = ft->priority;
 		xdev->ft_port = port;
 		xdev->ft_order = xdpoff_ft_order(ft->priority, port->seq);
 		xdpoff_dev_meta_sync(xdev);

@@ -313,7 +313,6 @@ static void xdpoff_flow_free(struct xdpoff_dev *xdev, struct xdpoff_flow *fl)
 	hash_del(&fl->node);
 	spin_unlock(&xdpoff_stats_lock);
 	xdev->nr_flows--;
-	fl->out->flow_fwd_refs--;
 	xdpoff_dev_put(fl->out);
 	kfree(fl);
 }
@@ -371,7 +370,6 @@ int xdpoff_flow_replace(struct xdpoff_dev *xdev, struct flow_cls_offload *f)
 	}
 	fl->out = out;
 	kref_get(&out->ref);
-	out->flow_fwd_refs++;
 	xdev->nr_flows++;
 	spin_lock(&xdpoff_stats_lock);
 	hash_add(xdev->flow_table, &fl->node, fl->cookie);

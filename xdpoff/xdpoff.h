@@ -171,7 +171,7 @@ struct xdpoff_mask {
 /* Single entry (key 0) of the meta array. */
 struct xdpoff_meta {
 	__u32	nr_masks;	/* highest used mask slot + 1 */
-	__u32	ft_stage;	/* the flowtable's stage, with ft_order */
+	__u32	pad;
 	/*
 	 * No verdict at or after this order is taken in XDP: a tc filter
 	 * there could not be offloaded and runs in software only, where it
