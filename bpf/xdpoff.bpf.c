@@ -685,15 +685,28 @@ int xdpoff_xdp(struct xdp_md *ctx)
 	__u32 zero = 0, i, nr, v = 0, act;
 	int unknown;
 
-	unknown = xdpoff_parse(ctx, &f);
-	if (unknown < 0)
-		return XDP_PASS;
-
 	meta = bpf_map_lookup_elem(&xdpoff_meta, &zero);
 	if (!meta)
 		return XDP_PASS;
 	nr = meta->nr_masks;
-	if (!nr && meta->ft_order == XDPOFF_ORDER_NONE)
+	if (!nr) {
+		/*
+		 * No rule: the flowtable alone (a router's NIC), or nothing.
+		 * What the loops below would decide, without the parse: no
+		 * stage has a best rule, the flowtable's hook decides.  A
+		 * frame ft_classify() forwards is untagged IP with its L4
+		 * header, which xdpoff_parse() never leaves alone.
+		 */
+		if (meta->ft_order >= meta->software_from ||
+		    ft_classify(ctx, &keys.flow, &flow) != FT_HIT ||
+		    ft_edit(ctx, flow))
+			return XDP_PASS;
+		ft_count(flow, ctx->data_end - ctx->data - ETH_HLEN);
+		return bpf_redirect(flow->ifindex, 0);
+	}
+
+	unknown = xdpoff_parse(ctx, &f);
+	if (unknown < 0)
 		return XDP_PASS;
 
 	for (i = 0; i < XDPOFF_MAX_STAGES; i++) {

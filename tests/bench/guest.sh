@@ -15,7 +15,7 @@
 # status: 0 when every mode produced a number.
 #
 # Usage: guest.sh [--quick | --smoke] [--reps N] [--dur SECONDS] [--no-perf]
-#                 [--sections virtio,netif,classify] [--modes LIST]
+#                 [--sections virtio,fwd,netif,classify] [--modes LIST]
 #
 # The rig: 2 vCPUs under TCG.  vCPU 0 takes eth1's receive interrupt and
 # nothing else we can steer away from it (every other IRQ, this script and
@@ -30,11 +30,24 @@
 #             modes limit (bare XDP_DROP), xdpoff-1, xdpoff-1k (1,000 rules,
 #             1 mask), xdpoff-10k8m (10,000 rules, 8 masks), xdpoff-generic
 #             (the xdpoff program in generic mode), nft-sw, tc-sw, none
-#   bpfstats  same traffic, a second window with kernel.bpf_stats_enabled=1:
-#             the XDP program's run_time_ns / run_cnt, and vCPU 0 per frame
+#   virtio_bpf  same traffic, a second window with
+#             kernel.bpf_stats_enabled=1: the XDP program's run_time_ns /
+#             run_cnt, and vCPU 0 per frame
 #   perf      (not with --quick/--smoke) perf record on vCPU 0 during one
 #             more window per mode in the last repetition: where the
 #             receiving CPU's time goes, by area (perf-areas.awk)
+#   fwd       the guest routes: pktgen 64-byte UDP eth0 -> eth1, routed
+#             out of eth2 to eth3 (a bare XDP_DROP swallows them there),
+#             one flow and FWD_MANY flows (source ports): vCPU 0 per frame
+#             (it receives on eth1 and transmits on eth2) at FWD_PPS
+#             frames/s offered; fwd_max: frames/s at eth1 with pktgen as
+#             fast as it goes, and bpf_stats' XDP ns per run; modes fwd-limit (an XDP program that only rewrites
+#             the MACs and redirects), ft-offload (nft flowtable with flags
+#             offload: xdpoff), ft-sw (the software flowtable), nft-fwd
+#             (an offloaded netdev chain `fwd to eth2`: xdpoff, no MAC,
+#             TTL or NAT edit), route (plain routing, no netfilter); the
+#             flowtable modes masquerade out of eth2.  perf: in the last
+#             repetition, FWD_MANY flows, at FWD_PPS.
 #   classify  BPF_PROG_TEST_RUN of the xdpoff program (tests/bench/classify)
 #   netif     pktgen xmit_mode netif_receive into eth1 (no virtio leg):
 #             frames/s through the software paths (nft, tc, none).  Not
@@ -52,6 +65,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BENCH_BUILD=$BUILD/bench
 CLASSIFY=$BENCH_BUILD/classify
 DROP_OBJ=$BENCH_BUILD/xdp_drop.bpf.o
+FWD_OBJ=$BENCH_BUILD/xdp_fwd.bpf.o
 
 RX=eth1
 TX=eth0
@@ -71,14 +85,15 @@ CLS_RUNS=3
 PERF=1
 BIG1=1000		# rules of xdpoff-1k (1 mask)
 BIG2=10000		# rules of xdpoff-10k8m (8 masks)
-SECTIONS=virtio,netif,classify
+FWD_MANY=1000		# flows of the fwd section's many-flow runs
+SECTIONS=virtio,fwd,netif,classify
 ONLY_MODES=		# comma-separated filter of modes (development)
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) MODE=quick; REPS=2; DUR=2; CLS_REPEAT=200000; CLS_RUNS=2
 		 PERF=0 ;;
 	--smoke) MODE=smoke; REPS=1; DUR=0.5; WARM=0.2; CLS_REPEAT=1000
-		 CLS_RUNS=1; PERF=0; BIG1=100; BIG2=200 ;;
+		 CLS_RUNS=1; PERF=0; BIG1=100; BIG2=200; FWD_MANY=100 ;;
 	--reps) REPS=$2; shift ;;
 	--dur) DUR=$2; shift ;;
 	--no-perf) PERF=0 ;;
@@ -156,9 +171,17 @@ mark() {
 	echo "@mark $1" >&3
 }
 
+# xdp_decided DEV: frames XDP dropped or redirected on DEV (virtio-net's
+# ethtool counters, summed over queues).
+xdp_decided() {
+	ethtool -S "$1" |
+		awk '$1 ~ /^rx(_queue_)?[0-9]+_xdp_(drops|redirects):$/ { s += $2 } END { print s + 0 }'
+}
+
 # snap ID: S_T (us), S_RX (eth1 rx_packets), S_IDLE and S_BUSY (vCPU
 # RX_CPU idle+iowait and busy, in USER_HZ ticks), then mark ID, then
-# S_DROPS (eth1 XDP drops, ethtool: a fork, after the clock).  Builtins
+# S_DROPS (eth1 frames dropped or redirected in XDP, ethtool: a fork,
+# after the clock).  Builtins
 # only between the clock and the mark: a fork costs milliseconds under TCG.
 snap() {
 	local name user nice system idle iowait irq softirq steal rest
@@ -172,7 +195,7 @@ snap() {
 		fi
 	done < /proc/stat
 	mark "$1"
-	S_DROPS=$(xdp_drops $RX)
+	S_DROPS=$(xdp_decided $RX)
 }
 
 # window SECONDS ID: measure one window; prints "secs frames rate cpu_ns
@@ -374,6 +397,7 @@ mode_down() {
 
 # bpf_run_stats: "run_time_ns run_cnt" of the program on eth1.
 bpf_run_stats() {
+	[ -n "$XDP_PROG_ID" ] || return 0
 	bpftool -j prog show id "$XDP_PROG_ID" |
 		sed -n 's/.*"run_time_ns":\([0-9]*\).*"run_cnt":\([0-9]*\).*/\1 \2/p'
 }
@@ -425,18 +449,22 @@ perf_report() {
 		awk -v windows=$WORK/perf.windows -f "$HERE/perf-areas.awk"
 }
 
-virtio_mode() {
-	local mode=$1 w a b
-	mode_up "$mode"
-	pg_start
-	sleep $WARM
-	w=$(window "$DUR" "virtio.$mode.$REP")
-	emit "sec=virtio mode=$mode rep=$REP $w"
-	check_num "virtio $mode" "$(sed -n 's/.*cpu_ns=\([0-9]*\).*/\1/p' <<<"$w")"
+# measure SEC MODE [KEY=VALUE...]: the windows of MODE while pktgen runs:
+# "sec=SEC" (frames/s, CPU per frame), then, with an XDP program on eth1,
+# "sec=SEC_bpf" (the same with kernel.bpf_stats_enabled=1: the program's
+# ns per run), and in the last repetition a perf window named MODE, or
+# MODE.VALUE of the first KEY=VALUE.
+measure() {
+	local sec=$1 mode=$2 id w a b
+	shift 2
+	id=$mode${1:+.${1#*=}}
+	w=$(window "$DUR" "$sec.$id.$REP")
+	emit "sec=$sec mode=$mode $* rep=$REP $w"
+	check_num "$sec $id" "$(sed -n 's/.*cpu_ns=\([0-9]*\).*/\1/p' <<<"$w")"
 	if [ -n "$XDP_PROG_ID" ]; then
 		sysctl -qw kernel.bpf_stats_enabled=1
 		a=$(bpf_run_stats)
-		w=$(window "$DUR" "bpfstats.$mode.$REP")
+		w=$(window "$DUR" "${sec}_bpf.$id.$REP")
 		b=$(bpf_run_stats)
 		sysctl -qw kernel.bpf_stats_enabled=0
 		w="$w $(awk -v a="$a" -v b="$b" 'BEGIN {
@@ -444,14 +472,21 @@ virtio_mode() {
 			n = y[2] - x[2]
 			printf "run_cnt=%d bpf_ns=%.1f", n, n ? (y[1] - x[1]) / n : 0
 		}')"
-		emit "sec=bpfstats mode=$mode rep=$REP $w"
-		check_num "bpfstats $mode" "$(sed -n 's/.*bpf_ns=\([0-9.]*\).*/\1/p' <<<"$w")"
+		emit "sec=${sec}_bpf mode=$mode $* rep=$REP $w"
+		check_num "${sec}_bpf $id" "$(sed -n 's/.*bpf_ns=\([0-9.]*\).*/\1/p' <<<"$w")"
 	fi
 	if [ "$PERF" = 1 ] && [ "$REP" = "$REPS" ]; then
-		perf_window "$mode"
+		perf_window "$id"
 	fi
+}
+
+virtio_mode() {
+	mode_up "$1"
+	pg_start
+	sleep $WARM
+	measure virtio "$1"
 	pg_stop
-	mode_down "$mode"
+	mode_down "$1"
 }
 
 VIRTIO_MODES="limit xdpoff-1 xdpoff-1k xdpoff-10k8m xdpoff-generic nft-sw tc-sw none"
@@ -472,6 +507,224 @@ sec_virtio() {
 		emit "sec=commit kind=plain rules=$BIG2 rep=$REP ms=$(nft_commit $WORK/plain10k.nft)"
 		nft delete table netdev bench
 	done
+}
+
+# ---- forwarding: eth0 -> eth1 [routed] eth2 -> eth3 ----------------------
+
+OUT_DEV=eth2
+SINK=eth3
+FWD_DADDR=198.19.0.2	# behind eth2 (198.18.0.0/15 is the benchmarking range)
+FWD_PIN=/sys/fs/bpf/xdpoff-bench-fwd
+FWD_MODES="fwd-limit ft-offload ft-sw nft-fwd route"
+FWD_PPS=8000		# offered load of the CPU windows, frames/s: pktgen
+			# sleeps between frames at this rate; above 10,000/s
+			# it busy-waits on vCPU 1, where this script runs (a
+			# run at 15,000/s stalled in the window's ethtool)
+
+mac() { cat /sys/class/net/"$1"/address; }
+
+# fwd_rig_up: addresses, routes and static neighbours (no ARP during a
+# window), forwarding on, the sink's XDP_DROP, the limit's programs pinned
+# and configured: eth3's and eth2's MAC addresses, eth2's ifindex.
+fwd_rig_up() {
+	local i map
+	ip link set $OUT_DEV up && ip link set $SINK up || die "link up"
+	ip addr add 198.18.0.254/24 dev $RX
+	ip addr add 198.19.0.254/24 dev $OUT_DEV
+	ip neigh replace $SADDR lladdr "$(mac $TX)" dev $RX nud permanent
+	ip neigh replace $FWD_DADDR lladdr "$(mac $SINK)" dev $OUT_DEV nud permanent
+	sysctl -qw net.ipv4.ip_forward=1
+	ip link set dev $SINK xdpdrv obj $DROP_OBJ sec xdp ||
+		die "cannot attach $DROP_OBJ to $SINK"
+	bpftool prog loadall $FWD_OBJ $FWD_PIN || die "cannot load $FWD_OBJ"
+	map=$(bpftool -j prog show pinned $FWD_PIN/xdp_fwd |
+		sed -n 's/.*"map_ids":\[\([0-9]*\)\].*/\1/p')
+	i=$(cat /sys/class/net/$OUT_DEV/ifindex)
+	# shellcheck disable=SC2046
+	bpftool map update id "$map" key hex 00 00 00 00 \
+		value hex $(mac $SINK | tr : ' ') $(mac $OUT_DEV | tr : ' ') \
+		$(printf '%02x %02x %02x %02x' $((i & 255)) $((i >> 8 & 255)) \
+			$((i >> 16 & 255)) $((i >> 24 & 255))) ||
+		die "cannot configure $FWD_OBJ"
+	pg_setup $TX $GEN_CPU start_xmit 1
+	pgset $TX "dst $FWD_DADDR"
+}
+
+fwd_rig_down() {
+	ip link set dev $SINK xdpdrv off
+	rm -rf $FWD_PIN
+	sysctl -qw net.ipv4.ip_forward=0
+	ip neigh flush dev $RX
+	ip neigh flush dev $OUT_DEV
+	ip addr flush dev $RX
+	ip addr flush dev $OUT_DEV
+}
+
+# ft_ruleset OFFLOAD: the flowtable ruleset of issue 14's example.
+ft_ruleset() {
+	cat <<EOT
+table inet bench {
+	flowtable ft {
+		hook ingress priority 0; devices = { $RX, $OUT_DEV };$([ "$1" = 1 ] && echo " flags offload;")
+	}
+	chain forward {
+		type filter hook forward priority 0; policy accept;
+		meta l4proto { tcp, udp } flow add @ft
+	}
+	chain post {
+		type nat hook postrouting priority 100; policy accept;
+		oifname "$OUT_DEV" masquerade
+	}
+}
+EOT
+}
+
+fwd_up() {
+	case $1 in
+	fwd-limit)
+		ip link set dev $OUT_DEV xdpdrv pinned $FWD_PIN/xdp_pass &&
+		ip link set dev $RX xdpdrv pinned $FWD_PIN/xdp_fwd ||
+			die "cannot attach $FWD_OBJ" ;;
+	ft-offload|nft-fwd)
+		"$XDPOFF" attach $RX >/dev/null && "$XDPOFF" attach $OUT_DEV >/dev/null ||
+			die "xdpoff attach"
+		if [ "$1" = nft-fwd ]; then
+			nft -f - <<EOT || die "nft fwd ruleset"
+table netdev bench {
+	chain ingress {
+		type filter hook ingress device $RX priority 10; policy accept;
+		flags offload;
+		ip daddr $FWD_DADDR fwd to $OUT_DEV
+	}
+}
+EOT
+		else
+			ft_ruleset 1 | nft -f - || die "nft flowtable ruleset"
+		fi ;;
+	ft-sw) ft_ruleset 0 | nft -f - || die "nft flowtable ruleset" ;;
+	route) ;;
+	*) die "unknown mode $1" ;;
+	esac
+	XDP_PROG_ID=$(xdp_prog_id)
+}
+
+fwd_down() {
+	case $1 in
+	fwd-limit)
+		ip link set dev $RX xdpdrv off
+		ip link set dev $OUT_DEV xdpdrv off ;;
+	ft-offload|nft-fwd)
+		nft delete table ${2:-inet} bench
+		"$XDPOFF" detach $RX >/dev/null && "$XDPOFF" detach $OUT_DEV >/dev/null ||
+			die "xdpoff detach" ;;
+	ft-sw) nft delete table inet bench ;;
+	esac
+	conntrack -F 2>/dev/null
+}
+
+# offloaded MODE: how many flows the flowtable holds as MODE needs them:
+# in eth1's XDP maps (ft-offload), in the software flowtable (ft-sw).
+offloaded() {
+	case $1 in
+	ft-offload) map_count $RX xdpoff_flows ;;
+	ft-sw) conntrack -L -p udp 2>/dev/null | grep -c '\[OFFLOAD\]' ;;
+	*) echo 0 ;;
+	esac
+}
+
+# open_flows MODE FLOWS: the first frames of a flow take the slow path,
+# which puts the flow into the flowtable.  Bursts of 3 frames per flow
+# (pktgen stopped in between: it shares vCPU 1 with this script and the
+# flowtable's work), until the flowtable holds every flow; 4 bursts and
+# 15 s after each at most.
+open_flows() {
+	local mode=$1 flows=$2 n=0 try end
+	pgset $TX "count $((3 * flows))"
+	for try in 1 2 3 4; do
+		echo start > $PG/pgctrl
+		end=$((SECONDS + 15))
+		while n=$(offloaded "$mode"); [ "$n" -lt "$flows" ] &&
+			[ $SECONDS -lt $end ]; do
+			sleep 0.5
+		done
+		[ "$n" -ge "$flows" ] && break
+	done
+	pgset $TX "count 0"
+	[ "$n" -ge "$flows" ] && return
+	say "$mode: $n of $flows flows in the flowtable after $try bursts"
+	conntrack -L -p udp 2>/dev/null |
+		awk '{ n[$NF ~ /OFFLOAD/ ? $NF : "other"]++ } END { for (k in n) printf "# conntrack %s: %d\n", k, n[k] }'
+	[ "$mode" = ft-offload ] || return
+	"$XDPOFF" show $RX | grep -v '^  flow ' | sed 's/^/# /'
+	"$XDPOFF" show $RX | sed -n "s/^  flow udp $SADDR:\([0-9]*\) .*/\1/p" | sort -n |
+		awk -v lo=10000 -v hi=$((10000 + flows - 1)) '{ have[$1] = 1 }
+			END { for (p = lo; p <= hi; p++) if (!(p in have)) printf "# not in XDP: port %d\n", p }' | head -5
+}
+
+# fwd_run MODE FLOWS: FLOWS source ports from 10000 up; the flowtable
+# modes first open every flow.  Two windows: pktgen at FWD_PPS frames/s,
+# the same offered load for every mode, for the CPU per frame (at a higher
+# rate NAPI polls more frames per interrupt and the cost per frame falls,
+# so modes are compared at one rate); then pktgen as fast as it goes, for
+# frames/s and (with an XDP program on eth1) the program's ns per run.
+fwd_run() {
+	local mode=$1 flows=$2 id=$1.$2 w a b
+	fwd_up "$mode"
+	pgset $TX "udp_src_min 10000"
+	pgset $TX "udp_src_max $((10000 + flows - 1))"
+	case $mode in
+	ft-*) open_flows "$mode" "$flows" ;;
+	esac
+	pgset $TX "ratep $FWD_PPS"
+	pg_start
+	sleep $WARM
+	w=$(window "$DUR" "fwd.$id.$REP")
+	emit "sec=fwd mode=$mode flows=$flows pps=$FWD_PPS rep=$REP $w"
+	check_num "fwd $id" "$(sed -n 's/.*cpu_ns=\([0-9]*\).*/\1/p' <<<"$w")"
+	[ "$PERF" = 1 ] && [ "$REP" = "$REPS" ] && perf_window "$id"
+	pg_stop
+	pgset $TX "delay 0"
+	pg_start
+	sleep $WARM
+	[ -n "$XDP_PROG_ID" ] && sysctl -qw kernel.bpf_stats_enabled=1
+	a=$(bpf_run_stats)
+	w=$(window "$DUR" "fwd_max.$id.$REP")
+	b=$(bpf_run_stats)
+	sysctl -qw kernel.bpf_stats_enabled=0
+	[ -n "$XDP_PROG_ID" ] && w="$w $(awk -v a="$a" -v b="$b" 'BEGIN {
+		split(a, x, " "); split(b, y, " ")
+		n = y[2] - x[2]
+		printf "run_cnt=%d bpf_ns=%.1f", n, n ? (y[1] - x[1]) / n : 0
+	}')"
+	emit "sec=fwd_max mode=$mode flows=$flows rep=$REP $w"
+	check_num "fwd_max $id" "$(sed -n 's/.*rate=\([0-9]*\).*/\1/p' <<<"$w")"
+	pg_stop
+	fwd_down "$mode" "$([ "$mode" = nft-fwd ] && echo netdev)"
+}
+
+sec_fwd() {
+	local mode flows perf=$PERF
+	say "forwarding: pktgen $TX -> $RX, routed out of $OUT_DEV, 1 and $FWD_MANY flows, ${DUR}s windows, $REPS reps, modes: $FWD_MODES"
+	modprobe nf_flow_table_inet 2>/dev/null
+	fwd_rig_up
+	for REP in $(seq 1 "$REPS"); do
+		PERF=$perf
+		if [ "$PERF" = 1 ] && [ "$REP" = "$REPS" ]; then
+			perf_start
+			perf=$PERF		# 0 if perf does not answer
+		fi
+		for flows in 1 $FWD_MANY; do
+			# perf windows: the many-flow runs only
+			PERF=$perf
+			[ "$flows" = 1 ] && PERF=0
+			for mode in $(modes $FWD_MODES); do
+				fwd_run "$mode" "$flows"
+			done
+		done
+		PERF=$perf
+		[ "$REP" = "$REPS" ] && perf_report
+	done
+	fwd_rig_down
 }
 
 # ---- software paths, pktgen netif_receive into eth1 ----------------------
@@ -533,10 +786,14 @@ cleanup() {
 	ip link set dev $RX xdpgeneric off 2>/dev/null
 	ip link set dev $RX xdpdrv off 2>/dev/null
 	"$XDPOFF" detach $RX >/dev/null 2>&1
+	nft delete table inet bench 2>/dev/null
+	ip link set dev $OUT_DEV xdpdrv off 2>/dev/null
+	"$XDPOFF" detach $OUT_DEV >/dev/null 2>&1
+	fwd_rig_down 2>/dev/null
 }
 trap cleanup EXIT
 
-for f in "$CLASSIFY" "$DROP_OBJ" "$XDPOFF" "$XDPOFF_KO"; do
+for f in "$CLASSIFY" "$DROP_OBJ" "$FWD_OBJ" "$XDPOFF" "$XDPOFF_KO"; do
 	[ -e "$f" ] || die "$f missing (run tests/bench/run, which builds it)"
 done
 
@@ -553,7 +810,7 @@ nft -f $WORK/plain1.nft && nft delete table netdev bench
 
 for s in ${SECTIONS//,/ }; do
 	case $s in
-	virtio|netif|classify)
+	virtio|fwd|netif|classify)
 		t0=$(now_ns)
 		sec_$s
 		emit "sec=info section=$s elapsed_s=$(( ($(now_ns) - t0) / 1000000000 ))" ;;

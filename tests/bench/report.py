@@ -34,6 +34,14 @@ VIRTIO_DESC = {
     "none": "no filter (dropped by IP: not for us)",
 }
 NETIF_MODES = ["nft-sw", "tc-sw", "none"]
+FWD_MODES = ["fwd-limit", "ft-offload", "ft-sw", "nft-fwd", "route"]
+FWD_DESC = {
+    "fwd-limit": "XDP program that rewrites the MACs and redirects (the limit)",
+    "ft-offload": "nft flowtable, flags offload (xdpoff), masquerade",
+    "ft-sw": "nft flowtable in software, masquerade",
+    "nft-fwd": "offloaded netdev chain `fwd to eth2` (xdpoff; no MAC/TTL/NAT edit)",
+    "route": "plain routing, no netfilter",
+}
 AREAS = ["xdp", "driver", "zero", "mem", "skb", "stack", "nft", "tc", "other"]
 
 
@@ -151,8 +159,8 @@ def main():
             "tick": collect(recs, "virtio", None, "tick_ns", mode=m),
             "busy": collect(recs, "virtio", None, "busy_pct", mode=m),
             "xdp_frac": collect(recs, "virtio", None, "xdp_frac", mode=m),
-            "bpf": collect(recs, "bpfstats", None, "bpf_ns", mode=m),
-            "cpu_stats": collect(recs, "bpfstats", None, "cpu_ns", mode=m),
+            "bpf": collect(recs, "virtio_bpf", None, "bpf_ns", mode=m),
+            "cpu_stats": collect(recs, "virtio_bpf", None, "cpu_ns", mode=m),
         }
         for k, st in v[m].items():
             csv_add("virtio" if k not in ("bpf", "cpu_stats") else "bpfstats",
@@ -204,24 +212,10 @@ def main():
                   "zero = clear_page/memset, mostly init_on_alloc zeroing of every page "
                   "and slab object the kernel hands out; `rep stos` is emulated slowly by TCG.")
         md.append("")
-        md.append("| mode | " + " | ".join(AREAS) + " |")
-        md.append("|---|" + "---:|" * len(AREAS))
-        for m in VIRTIO_MODES:
-            p = perf.get(m)
-            if not p:
-                continue
-            idle = num(p.get("idle")) or 0.0
-            busy = 100.0 - idle
-            cpu = v[m]["host"].median or v[m]["cpu"].median
-            cells = []
-            for a in AREAS:
-                share = num(p.get(a)) or 0.0
-                ns = cpu * share / busy if busy > 0 and cpu else None
-                cells.append(fmt(ns))
-                if ns is not None:
-                    csv.append(f"perf,{m},,,{a}_ns,{ns:g},{ns:g},{ns:g},1")
-            md.append(f"| {m} | " + " | ".join(cells) + " |")
-        md.append("")
+        perf_table(md, csv, perf, [(m, m, v[m]) for m in VIRTIO_MODES])
+
+    # ---- forwarding -----------------------------------------------------
+    fwd, fwd_many = fwd_section(md, csv, recs, perf, missing)
 
     # ---- 3: classifier -------------------------------------------------
     cls = collections.defaultdict(list)
@@ -326,6 +320,20 @@ def main():
          ratio(commit[sizes[-1]][1].median, commit[sizes[-1]][0].median)
          if sizes else None, "<= 1.3"),
     ]
+    # Forwarding, FWD_MANY flows, the same CPU measure as above.
+    if fwd_many:
+        fk = "host" if all(fwd[m, fwd_many]["host"].n for m in FWD_MODES
+                           if fwd[m, fwd_many]["rate"].n) else "cpu"
+        lim, off, sw = (fwd[m, fwd_many][fk].median
+                        for m in ("fwd-limit", "ft-offload", "ft-sw"))
+        ratios += [
+            ("ft_offload_vs_limit_cpu", ratio(off, lim), "<= 1.2"),
+            ("ft_sw_vs_limit_cpu", ratio(sw, lim), "(report)"),
+            ("ft_sw_vs_ft_offload_cpu", ratio(sw, off), "(report)"),
+            ("ft_offload_saving_vs_limit_saving",
+             ratio(sw - off, sw - lim) if None not in (sw, off, lim) else None,
+             ">= 0.9"),
+        ]
     md.append("## Ratios")
     md.append("")
     md.append("| ratio | value | target |")
@@ -352,7 +360,7 @@ def main():
         "software over xdpoff-1: " + ", ".join(
             f"{m} {fmt(marginal(m, cpu_key), 2)}" for m in ("nft-sw", "tc-sw")) + ".")
     md.append("")
-    md.append(f"commit_offload_vs_plain is taken at {sizes[-1] if sizes else '?':,} rules; "
+    md.append(f"commit_offload_vs_plain is taken at {format(sizes[-1], ',') if sizes else '?'} rules; "
               "classifier_100k_vs_1_rules at 1 mask.")
     md.append("")
     host = {}
@@ -386,6 +394,108 @@ def main():
     for name, val, _ in ratios:
         print(f"ratio {name} {'n/a' if val is None else f'{val:.3f}'}")
     return 1 if (check and missing) else 0
+
+
+def perf_table(md, csv, perf, rows):
+    """Per-area ns/frame of each (label, perf window, stats) row."""
+    md.append("| mode | " + " | ".join(AREAS) + " |")
+    md.append("|---|" + "---:|" * len(AREAS))
+    for label, key, d in rows:
+        p = perf.get(key)
+        if not p:
+            continue
+        idle = num(p.get("idle")) or 0.0
+        busy = 100.0 - idle
+        cpu = d["host"].median or d["cpu"].median
+        cells = []
+        for a in AREAS:
+            share = num(p.get(a)) or 0.0
+            ns = cpu * share / busy if busy > 0 and cpu else None
+            cells.append(fmt(ns))
+            if ns is not None:
+                csv.append(f"perf,{label},,,{a}_ns,{ns:g},{ns:g},{ns:g},1")
+        md.append(f"| {label} | " + " | ".join(cells) + " |")
+    md.append("")
+
+
+def fwd_section(md, csv, recs, perf, missing):
+    """The forwarding table; returns the stats by (mode, flows) and the
+    many-flow count."""
+    flows = sorted({int(r["flows"]) for r in recs
+                    if r.get("sec") == "fwd" and r.get("flows", "").isdigit()})
+    fwd = {}
+    for m in FWD_MODES:
+        for n in flows:
+            f = str(n)
+            fwd[m, n] = {
+                "rate": collect(recs, "fwd_max", None, "rate", mode=m, flows=f),
+                "cpu": collect(recs, "fwd_max", None, "cpu_ns", mode=m, flows=f),
+                "host": collect(recs, "fwd_max", None, "host_cpu0_ns", mode=m, flows=f),
+                "busy": collect(recs, "fwd_max", None, "busy_pct", mode=m, flows=f),
+                "xdp_frac": collect(recs, "fwd_max", None, "xdp_frac", mode=m, flows=f),
+                "cpu_fixed": collect(recs, "fwd", None, "cpu_ns", mode=m, flows=f),
+                "host_fixed": collect(recs, "fwd", None, "host_cpu0_ns", mode=m, flows=f),
+                "bpf": collect(recs, "fwd_max", None, "bpf_ns", mode=m, flows=f),
+            }
+            d = fwd[m, n]
+            for k, name in (("rate", "frames_per_s"), ("cpu", "cpu_ns"),
+                            ("host", "vcpu_thread_ns"), ("bpf", "bpf_ns"),
+                            ("cpu_fixed", "cpu_ns_fixed_rate"),
+                            ("host_fixed", "vcpu_thread_ns_fixed_rate")):
+                csv_rows(csv, "fwd", f"{m}/{n}", name, d[k])
+            if not d["rate"].n or not d["cpu"].n or (
+                    m in ("fwd-limit", "ft-offload", "nft-fwd") and not d["bpf"].n):
+                missing.append(f"fwd {m} {n} flows")
+    if not flows:
+        missing.append("fwd")
+        return fwd, None
+    many = flows[-1]
+    pps = next((r["pps"] for r in recs if r.get("sec") == "fwd" and "pps" in r), "?")
+    md.append("## Forwarding: pktgen 64-byte UDP eth0 -> eth1, routed out of eth2")
+    md.append("")
+    md.append("The guest routes 198.18.0.1 -> 198.19.0.2 from eth1 to eth2 (static neighbours; a "
+              "bare XDP_DROP on eth3 swallows the frames); pktgen varies the UDP source port "
+              f"over 1 or {many:,} values (flows). CPU per frame as in the virtio path (vCPU 0 "
+              "receives on eth1 and transmits on eth2), with pktgen as fast as it goes (on "
+              "vCPU 1, which also runs eth3's XDP_DROP), in the same window as frames/s; XDP "
+              "prog ns/frame from bpf_stats in that window. The cost per frame falls as the "
+              "rate rises (NAPI polls more frames per interrupt), and pktgen's rate differs "
+              f"between modes: the last columns are a second window with pktgen offering "
+              f"{pps} frames/s in every mode, where each frame mostly pays for its own "
+              "interrupt. The flowtable modes open their windows once every flow is in the "
+              "flowtable. \"in XDP\": frames eth1's XDP program redirected (virtio-net's "
+              "xdp_redirects).")
+    md.append("")
+    md.append("| mode | what | flows | frames/s at eth1 | CPU ns/frame (/proc/stat) | "
+              "vCPU thread ns/frame (host) | XDP prog ns/frame | in XDP | "
+              f"CPU ns/frame at {pps}/s | vCPU thread ns/frame at {pps}/s |")
+    md.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for m in FWD_MODES:
+        for n in flows:
+            d = fwd[m, n]
+            rng = (f" [{fmt(d['cpu'].min)}-{fmt(d['cpu'].max)}]"
+                   if d["cpu"].n > 1 else "")
+            frac = d["xdp_frac"].median
+            md.append(f"| {m} | {FWD_DESC[m]} | {n:,} | {fmt(d['rate'].median)} | "
+                      f"{fmt(d['cpu'].median)}{rng} | "
+                      f"{fmt(d['host'].median) if d['host'].n else 'n/a'} | "
+                      f"{fmt(d['bpf'].median, 1) if d['bpf'].n else '-'} | "
+                      f"{fmt(min(100.0, 100 * frac)) + ' %' if frac else '-'} | "
+                      f"{fmt(d['cpu_fixed'].median)} | "
+                      f"{fmt(d['host_fixed'].median) if d['host_fixed'].n else 'n/a'} |")
+    md.append("")
+    rows = [(f"{m}/{many}", f"{m}.{many}", fwd[m, many]) for m in FWD_MODES]
+    if any(perf.get(k) for _, k, _ in rows):
+        md.append(f"### Where the vCPU's time goes when forwarding, {many:,} flows (perf)")
+        md.append("")
+        perf_table(md, csv, perf, rows)
+    return fwd, many
+
+
+def csv_rows(csv, section, mode, metric, st):
+    if st.n:
+        csv.append(f"{section},{mode},,,{metric},"
+                   f"{st.median:g},{st.min:g},{st.max:g},{st.n}")
 
 
 def plots(out, v, cmed, rules_list, masks_list, fits, netif):

@@ -117,6 +117,10 @@ table inet fw {
 	}
 }
 table ip nat {
+	chain pre {
+		type nat hook prerouting priority -100; policy accept;
+		ip daddr 10.2.0.100 tcp dport 6001 dnat to 10.2.0.2:5001
+	}
 	chain post {
 		type nat hook postrouting priority 100; policy accept;
 		oifname "eth2" masquerade
@@ -164,6 +168,15 @@ check "... the closed connection (FIN: software tears it down) left eth1's and e
 	wait_for sh -c "! $XDPOFF show eth1 | grep -q 'flow tcp' &&
 		! $XDPOFF show eth2 | grep -q 'flow tcp'"
 
+# -- TCP, IPv4, DNAT to another port (and masqueraded) --------------------
+r1=$(xdp_redirects eth1) r2=$(xdp_redirects eth2)
+out=$(ip netns exec "$CLI" $FT tcp-send 10.1.0.2 40010 10.2.0.100 6001 2000000 11)
+set -- $out
+check_eq "tcp to 10.2.0.100:6001, DNATed to 10.2.0.2:5001: 2 MB, sha256 the same at both ends" \
+	"$2" "${4:-none}"
+check "... redirected in XDP both ways ($(( $(xdp_redirects eth1) - r1 )) frames on eth1, $(( $(xdp_redirects eth2) - r2 )) on eth2)" \
+	test $(( $(xdp_redirects eth1) - r1 )) -ge 500 -a $(( $(xdp_redirects eth2) - r2 )) -ge 20
+
 # -- UDP, IPv6, routed ----------------------------------------------------
 out=$(ip netns exec "$CLI" $FT udp-ping fd01::2 40003 fd02::2 7 20)
 check_eq "udp [fd01::2]:40003 -> [fd02::2]:7 through the router" "sent 20 echoed 20" "$out"
@@ -207,12 +220,34 @@ WAIT_TIMEOUT=60 check "idle, it expires and leaves eth1's and eth2's maps" \
 	wait_for sh -c "! $XDPOFF show eth1 | grep -qF 'flow udp 10.1.0.2:40005' &&
 		! $XDPOFF show eth2 | grep -qF ':7 > 10.2.0.1:40005'"
 
+# -- 1,000 connections at once --------------------------------------------
+# Two rounds open them (the second datagram of a UDP connection, its
+# reply seen, puts it into the flowtable), the third must go through XDP.
+many_in() {
+	[ "$(flows "$1" | grep -c "$2")" -ge 1000 ]
+}
+out=$(ip netns exec "$CLI" $FT udp-many 10.1.0.2 20000 10.2.0.2 7 1000 2)
+check_eq "1,000 UDP connections (ports 20000-20999), two datagrams each" \
+	"sent 2000 echoed 2000" "$out"
+WAIT_TIMEOUT=120 check "... all 1,000 offloaded into eth1's flows" \
+	wait_for many_in eth1 '^udp 10\.1\.0\.2:2[0-9]\{4\} > 10\.2\.0\.2:7 '
+WAIT_TIMEOUT=60 check "... and their replies into eth2's" \
+	wait_for many_in eth2 '^udp 10\.2\.0\.2:7 > 10\.2\.0\.1:'
+r1=$(xdp_redirects eth1) r2=$(xdp_redirects eth2) o=$(observed udp7)
+out=$(ip netns exec "$CLI" $FT udp-many 10.1.0.2 20000 10.2.0.2 7 1000 1)
+check_eq "one more datagram on each of the 1,000" "sent 1000 echoed 1000" "$out"
+check "... forwarded in XDP both ways ($(( $(xdp_redirects eth1) - r1 )) on eth1, $(( $(xdp_redirects eth2) - r2 )) on eth2)" \
+	test $(( $(xdp_redirects eth1) - r1 )) -ge 1000 -a $(( $(xdp_redirects eth2) - r2 )) -ge 1000
+check_eq "... software's ingress chain on eth1 saw none of them" "$o" "$(observed udp7)"
+check "... conntrack lists the 1,000 [HW_OFFLOAD]" sh -c "[ \$(conntrack -L -p udp 2>/dev/null |
+	grep 'sport=2[0-9][0-9][0-9][0-9] dport=7 ' | grep -c HW_OFFLOAD) -ge 1000 ]"
+
 # -- rmmod with flows offloaded -------------------------------------------
 out=$(ip netns exec "$CLI" $FT udp-ping 10.1.0.2 40001 10.2.0.2 7 20)
 WAIT_TIMEOUT=30 check "before rmmod: the IPv4 flow is in eth1's maps" \
 	wait_for has_flow eth1 "udp 10.1.0.2:40001"
 nft list ruleset >/dev/null
-check "rmmod xdpoff with flows offloaded" rmmod xdpoff
+check "rmmod xdpoff with flows offloaded ($(map_count eth1 xdpoff_flows) on eth1)" rmmod xdpoff
 check_eq "... no flow left in the maps (the flowtable let go of them)" "0 0" \
 	"$(map_count eth1 xdpoff_flows) $(map_count eth2 xdpoff_flows)"
 out=$(ip netns exec "$CLI" $FT udp-ping 10.1.0.2 40001 10.2.0.2 7 20)
@@ -227,6 +262,99 @@ check_eq "no flow left in eth1's and eth2's maps" "0 0" \
 	"$(map_count eth1 xdpoff_flows) $(map_count eth2 xdpoff_flows)"
 out=$(ip netns exec "$CLI" $FT udp-ping 10.1.0.2 40001 10.2.0.2 7 5)
 check_eq "the connection goes on in software" "sent 5 echoed 5" "$out"
+
+# -- a full flows map: the flows beyond it stay in software ---------------
+check "attach eth1 and eth2 again with --max-flows 16" sh -c "
+	$XDPOFF detach eth1 && $XDPOFF detach eth2 &&
+	$XDPOFF attach eth1 --max-flows 16 && $XDPOFF attach eth2 --max-flows 16"
+conntrack -F 2>/dev/null
+check "the offloaded flowtable again" nft -f - <<'EOT'
+table inet fw {
+	flowtable ft { hook ingress priority 0; devices = { eth1, eth2 }; flags offload; }
+	chain forward { type filter hook forward priority 0; policy accept;
+		meta l4proto udp flow add @ft
+	}
+}
+EOT
+out=$(ip netns exec "$CLI" $FT udp-many 10.1.0.2 30000 10.2.0.2 7 40 2)
+check_eq "40 connections (ports 30000-30039), two datagrams each" "sent 80 echoed 80" "$out"
+nr_flows_is() {
+	[ "$(map_count "$1" xdpoff_flows)" -eq "$2" ]
+}
+WAIT_TIMEOUT=30 check "16 of them fill eth1's flows map" wait_for nr_flows_is eth1 16
+check "... xdpoff show says why the others are not" \
+	sh -c "$XDPOFF show eth1 | grep -q 'last error: .*flows map is full'"
+"$XDPOFF" show eth1 | grep -v '^  flow ' | diag
+r1=$(xdp_redirects eth1) o=$(observed udp7)
+out=$(ip netns exec "$CLI" $FT udp-many 10.1.0.2 30000 10.2.0.2 7 40 1)
+check_eq "... all 40 still work: one more datagram each" "sent 40 echoed 40" "$out"
+x=$(( $(xdp_redirects eth1) - r1 )) o=$(( $(observed udp7) - o ))
+check "... 16 forwarded in XDP ($x), the other 24 by software ($o seen by its ingress chain)" \
+	test "$x" -ge 16 -a "$o" -ge 24
+check_eq "... still 16 in eth1's map" 16 "$(map_count eth1 xdpoff_flows)"
+check "back to the default size" sh -c "nft delete table inet fw &&
+	$XDPOFF detach eth1 && $XDPOFF detach eth2 &&
+	$XDPOFF attach eth1 && $XDPOFF attach eth2"
+
+# -- the flowtable among offloaded chains and tc filters on eth1 ------------
+# Hook order on eth1: tc ingress, then the nf ingress hooks by priority:
+# a chain at 10, the flowtable at 20, a chain at 30 (nf_tables offloads
+# chains of priority 1 to 65535 only; a flowtable may have any).  Three
+# connections are offloaded first; then a tc filter drops the first, the
+# chain at 10 the second, and the chain at 30, after the flowtable, drops
+# udp dport 7: the third, forwarded by the flowtable before it, goes on; a
+# new connection, which the flowtable does not know, is dropped there.
+check "the offloaded flowtable, for the order test" nft -f - <<'EOT'
+table inet fw {
+	flowtable ft { hook ingress priority 20; devices = { eth1, eth2 }; flags offload; }
+	chain forward { type filter hook forward priority 0; policy accept;
+		meta l4proto udp flow add @ft
+	}
+}
+EOT
+for p in 40020 40021 40022; do
+	ip netns exec "$CLI" $FT udp-ping 10.1.0.2 $p 10.2.0.2 7 3 >/dev/null
+done
+WAIT_TIMEOUT=30 check "udp 40020, 40021 and 40022 are offloaded" wait_for sh -c "
+	$XDPOFF show eth1 | grep -q 'flow udp 10.1.0.2:40020 ' &&
+	$XDPOFF show eth1 | grep -q 'flow udp 10.1.0.2:40021 ' &&
+	$XDPOFF show eth1 | grep -q 'flow udp 10.1.0.2:40022 '"
+tc qdisc add dev eth1 clsact
+check "tc: drop udp sport 40020 on eth1, offloaded" tc filter add dev eth1 ingress \
+	protocol ip prio 1 flower ip_proto udp src_port 40020 action drop
+check "... in_hw" sh -c "tc filter show dev eth1 ingress | grep -q in_hw"
+check "nft: chains at 10 (drop udp sport 40021) and 30 (drop udp dport 7), offloaded" nft -f - <<'EOT'
+table netdev order {
+	chain before {
+		type filter hook ingress device eth1 priority 10; policy accept; flags offload;
+		ip saddr 10.1.0.2 udp sport 40021 counter drop comment "sport40021"
+	}
+	chain after {
+		type filter hook ingress device eth1 priority 30; policy accept; flags offload;
+		ip daddr 10.2.0.2 udp dport 7 counter drop comment "dport7"
+	}
+}
+EOT
+d=$(xdp_drops eth1)
+out=$(ip netns exec "$CLI" $FT udp-ping 10.1.0.2 40020 10.2.0.2 7 5)
+check_eq "udp 40020: tc ingress, first in the order, drops it" "sent 5 echoed 0" "$out"
+out=$(ip netns exec "$CLI" $FT udp-ping 10.1.0.2 40021 10.2.0.2 7 5)
+check_eq "udp 40021: the chain at 10, before the flowtable, drops it" "sent 5 echoed 0" "$out"
+check "... both dropped in XDP ($(( $(xdp_drops eth1) - d )))" test $(( $(xdp_drops eth1) - d )) -ge 6
+check "... the chain at 10 counted its 3" test "$(nft_counter netdev order before sport40021)" -ge 3
+r1=$(xdp_redirects eth1)
+out=$(ip netns exec "$CLI" $FT udp-ping 10.1.0.2 40022 10.2.0.2 7 20)
+check_eq "udp 40022: the flowtable, before the chain at 30, forwards it" "sent 20 echoed 20" "$out"
+check "... in XDP ($(( $(xdp_redirects eth1) - r1 )))" test $(( $(xdp_redirects eth1) - r1 )) -ge 20
+check_eq "... the chain at 30 saw none of it" 0 "$(nft_counter netdev order after dport7)"
+out=$(ip netns exec "$CLI" $FT udp-ping 10.1.0.2 40023 10.2.0.2 7 5)
+check_eq "udp 40023, new: the flowtable does not know it, the chain at 30 drops it" \
+	"sent 5 echoed 0" "$out"
+check "... counted by the chain at 30" test "$(nft_counter netdev order after dport7)" -ge 3
+"$XDPOFF" show eth1 | grep -v '^  flow ' | diag
+nft delete table netdev order
+tc qdisc del dev eth1 clsact
+nft delete table inet fw
 
 # -- fidelity: XDP's frames are the software flowtable's, byte for byte ---
 # The same ruleset with and without `flags offload`; in each, four UDP

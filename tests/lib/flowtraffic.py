@@ -8,6 +8,15 @@
                                                SADDR:SPORT, each answered,
                                                INTERVAL s apart (default 0);
                                                prints "sent N echoed M"
+  flowtraffic.py udp-many SADDR SPORT DADDR DPORT N ROUNDS
+                                               N connections at once, from
+                                               ports SPORT..SPORT+N-1; each
+                                               round sends one datagram on
+                                               each, 50 at a time, and
+                                               waits for the echoes (each
+                                               unanswered one is sent again,
+                                               twice at most); prints "sent
+                                               N*ROUNDS echoed M"
   flowtraffic.py tcp-sink ADDR PORT            serve: read each connection
                                                to its end, answer the sha256
   flowtraffic.py tcp-send SADDR SPORT DADDR DPORT BYTES SEED
@@ -28,6 +37,7 @@ Servers run until killed.  Addresses may be IPv4 or IPv6.
 """
 import hashlib
 import random
+import resource
 import select
 import socket
 import sys
@@ -72,6 +82,49 @@ def udp_ping(saddr, sport, daddr, dport, n, interval=0):
                 break
     print("sent %s echoed %d" % (n, echoed))
     return 0 if echoed == int(n) else 1
+
+
+def udp_many(saddr, sport, daddr, dport, n, rounds):
+    n, rounds, sport, dport = int(n), int(rounds), int(sport), int(dport)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < n + 64:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, n + 64), hard))
+    socks = []
+    for i in range(n):
+        s = socket.socket(family(daddr), socket.SOCK_DGRAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind((saddr, sport + i))
+        s.setblocking(False)
+        socks.append(s)
+    poll = select.poll()
+    by_fd = {}
+    for i, s in enumerate(socks):
+        poll.register(s, select.POLLIN)
+        by_fd[s.fileno()] = i
+    echoed = 0
+    for r in range(rounds):
+        msg = b"round %04d" % r + bytes(54)
+        for lo in range(0, n, 50):
+            pending = set(range(lo, min(n, lo + 50)))
+            for attempt in range(3):
+                for i in pending:
+                    socks[i].sendto(msg, (daddr, dport))
+                deadline = time.time() + 3
+                while pending and time.time() < deadline:
+                    for fd, _ in poll.poll(200):
+                        i = by_fd[fd]
+                        try:
+                            while True:
+                                data = socks[i].recv(65535)
+                                if data == msg and i in pending:
+                                    pending.discard(i)
+                                    echoed += 1
+                        except BlockingIOError:
+                            pass
+                if not pending:
+                    break
+    print("sent %d echoed %d" % (n * rounds, echoed))
+    return 0 if echoed == n * rounds else 1
 
 
 def tcp_sink(addr, port):
@@ -185,7 +238,8 @@ def compare(a, b):
 
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
-    fn = {"udp-echo": udp_echo, "udp-ping": udp_ping, "tcp-sink": tcp_sink,
+    fn = {"udp-echo": udp_echo, "udp-ping": udp_ping, "udp-many": udp_many,
+          "tcp-sink": tcp_sink,
           "tcp-send": tcp_send, "capture": capture,
           "compare": compare}[cmd]
     return fn(*args) or 0
