@@ -108,10 +108,16 @@ struct xdpoff_dev {
 	const char		*last_error;	/* extack of the last refusal */
 	bool			hold;		/* XDP matches nothing (replay) */
 
-	/* Flowtable offload: the flowtable bound here, its flows. */
-	struct xdpoff_port	*ft_port;
+	/*
+	 * Flowtable offload: the flowtables bound here (all at one
+	 * priority: a ruleset reloaded with `flush ruleset` binds the new
+	 * flowtable before it unbinds the old one), their flows.
+	 */
+	u32			nr_ft;
+	int			ft_prio;
 	u64			ft_order;	/* xdpoff_meta.ft_order */
 	DECLARE_HASHTABLE(flow_table, XDPOFF_FLOW_HASH_BITS); /* by cookie */
+	DECLARE_HASHTABLE(flow_keys, XDPOFF_FLOW_HASH_BITS); /* by map key */
 	u32			nr_flows;
 
 	struct dentry		*ddir;
@@ -227,7 +233,9 @@ struct xdpoff_brule {
  * it comes in on: the driver's shadow of its flows map entry.
  */
 struct xdpoff_flow {
-	struct hlist_node	node;		/* xdpoff_dev.flows */
+	struct hlist_node	node;		/* xdpoff_dev.flow_table */
+	struct hlist_node	key_node;	/* xdpoff_dev.flow_keys */
+	const struct xdpoff_port *port;		/* its flowtable's, on the device */
 	unsigned long		cookie;		/* the direction's tuple */
 	struct xdpoff_flow_key	key;
 	struct xdpoff_flow_val	val;		/* as installed */
@@ -316,10 +324,12 @@ int xdpoff_dev_attach(struct net_device *netdev,
 int xdpoff_dev_detach(struct xdpoff_dev *xdev, struct netlink_ext_ack *extack);
 
 /* xdpoff_flows.c */
-int xdpoff_flow_replace(struct xdpoff_dev *xdev, struct flow_cls_offload *f);
-void xdpoff_flow_destroy(struct xdpoff_dev *xdev, unsigned long cookie);
+int xdpoff_flow_replace(const struct xdpoff_port *port,
+			struct flow_cls_offload *f);
+void xdpoff_flow_destroy(const struct xdpoff_port *port, unsigned long cookie);
 void xdpoff_flow_stats(struct xdpoff_dev *xdev, struct flow_cls_offload *f);
-void xdpoff_flows_flush(struct xdpoff_dev *xdev, struct xdpoff_dev *out);
+void xdpoff_flows_flush_port(const struct xdpoff_port *port);
+void xdpoff_flows_flush_out(struct xdpoff_dev *out);
 
 /* xdpoff_brules.c */
 int xdpoff_flower_setup(struct xdpoff_block *blk, struct flow_cls_offload *f);

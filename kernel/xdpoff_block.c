@@ -63,10 +63,10 @@ static int xdpoff_ft_setup_cb(struct xdpoff_block *blk,
 	if (port) {
 		switch (f->command) {
 		case FLOW_CLS_REPLACE:
-			err = xdpoff_flow_replace(port->xdev, f);
+			err = xdpoff_flow_replace(port, f);
 			break;
 		case FLOW_CLS_DESTROY:
-			xdpoff_flow_destroy(port->xdev, f->cookie);
+			xdpoff_flow_destroy(port, f->cookie);
 			err = 0;
 			break;
 		default:
@@ -167,12 +167,13 @@ static void xdpoff_port_del(struct xdpoff_port *port)
 	struct xdpoff_dev *xdev = port->xdev;
 
 	xdpoff_rules_flush(xdev, port);
-	if (xdev->ft_port == port) {
-		xdpoff_flows_flush(xdev, NULL);
-		xdev->ft_port = NULL;
-		xdev->ft_order = XDPOFF_ORDER_NONE;
-		if (xdev->netdev)
-			xdpoff_dev_meta_sync(xdev);
+	if (port->blk->ft) {
+		xdpoff_flows_flush_port(port);
+		if (!--xdev->nr_ft) {
+			xdev->ft_order = XDPOFF_ORDER_NONE;
+			if (xdev->netdev)
+				xdpoff_dev_meta_sync(xdev);
+		}
 	}
 	list_del(&port->list);
 	spin_lock(&xdpoff_stats_lock);
@@ -285,9 +286,14 @@ static int xdpoff_block_bind(struct xdpoff_dev *xdev,
 					      bo->extack, blkp);
 	}
 
-	if (ft && xdev->ft_port)
+	/*
+	 * The flows of every flowtable of the device are looked up at one
+	 * place in its hook order; a second flowtable at the same priority
+	 * (a reloaded ruleset's, say) shares it.
+	 */
+	if (ft && xdev->nr_ft && ft->priority != xdev->ft_prio)
 		return xdpoff_bind_refuse(xdev, bo->extack, KBUILD_MODNAME
-			": the device is in another offloaded flowtable already");
+			": the device is in an offloaded flowtable of another priority already");
 
 	blk = xdpoff_block_alloc(bo->block, sch, ft);
 	if (!blk)
@@ -297,8 +303,8 @@ static int xdpoff_block_bind(struct xdpoff_dev *xdev,
 		kfree(blk);
 		return PTR_ERR(port);
 	}
-	if (ft) {
-		xdev->ft_port = port;
+	if (ft && !xdev->nr_ft++) {
+		xdev->ft_prio = ft->priority;
 		xdev->ft_order = xdpoff_ft_order(ft->priority, port->seq);
 		xdpoff_dev_meta_sync(xdev);
 	}

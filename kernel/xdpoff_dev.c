@@ -87,6 +87,7 @@ int xdpoff_dev_attach(struct net_device *netdev,
 	hash_init(xdev->by_key);
 	INIT_LIST_HEAD(&xdev->ports);
 	hash_init(xdev->flow_table);
+	hash_init(xdev->flow_keys);
 	xdev->ft_order = XDPOFF_ORDER_NONE;
 	xdev->rules = maps[XDPOFF_MAPI_RULES];
 	xdev->masks = maps[XDPOFF_MAPI_MASKS];

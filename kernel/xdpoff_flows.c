@@ -24,6 +24,7 @@
 #include <linux/in.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/jhash.h>
 #include <linux/jiffies.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
@@ -306,9 +307,28 @@ static struct xdpoff_flow *xdpoff_flow_find(struct xdpoff_dev *xdev,
 	return NULL;
 }
 
+static u32 xdpoff_flow_key_hash(const struct xdpoff_flow_key *key)
+{
+	return jhash(key, sizeof(*key), 0);
+}
+
+/* The flow that holds @key in the map, whichever its cookie. */
+static struct xdpoff_flow *xdpoff_flow_find_key(struct xdpoff_dev *xdev,
+						const struct xdpoff_flow_key *key)
+{
+	struct xdpoff_flow *fl;
+
+	hash_for_each_possible(xdev->flow_keys, fl, key_node,
+			       xdpoff_flow_key_hash(key))
+		if (!memcmp(&fl->key, key, sizeof(*key)))
+			return fl;
+	return NULL;
+}
+
 static void xdpoff_flow_free(struct xdpoff_dev *xdev, struct xdpoff_flow *fl)
 {
 	xdpoff_map_delete(xdev->flows, &fl->key);
+	hash_del(&fl->key_node);
 	spin_lock(&xdpoff_stats_lock);
 	hash_del(&fl->node);
 	spin_unlock(&xdpoff_stats_lock);
@@ -318,12 +338,15 @@ static void xdpoff_flow_free(struct xdpoff_dev *xdev, struct xdpoff_flow *fl)
 }
 
 /*
- * FLOW_CLS_REPLACE of a flow.  -EOPNOTSUPP for a flow of another device
- * (each device's cb sees every flow of the flowtable) or one refused.
+ * FLOW_CLS_REPLACE of a flow, from @port's flowtable.  -EOPNOTSUPP for a
+ * flow of another device (each device's cb sees every flow of the
+ * flowtable) or one refused.
  */
-int xdpoff_flow_replace(struct xdpoff_dev *xdev, struct flow_cls_offload *f)
+int xdpoff_flow_replace(const struct xdpoff_port *port,
+			struct flow_cls_offload *f)
 {
 	const struct flow_offload_tuple *tuple = (const void *)f->cookie;
+	struct xdpoff_dev *xdev = port->xdev;
 	struct flow_rule *rule = flow_cls_offload_flow_rule(f);
 	struct xdpoff_flow_parse p = {};
 	struct xdpoff_flow *fl, *old;
@@ -353,6 +376,14 @@ int xdpoff_flow_replace(struct xdpoff_dev *xdev, struct flow_cls_offload *f)
 	old = xdpoff_flow_find(xdev, f->cookie);
 	if (old)
 		xdpoff_flow_free(xdev, old);
+	/*
+	 * The map entry of a connection torn down whose DESTROY has not come
+	 * yet (the flowtable adds and deletes from separate workqueues): the
+	 * new flow takes it over, the late DESTROY finds nothing.
+	 */
+	old = xdpoff_flow_find_key(xdev, &p.key);
+	if (old)
+		xdpoff_flow_free(xdev, old);
 	if (xdev->nr_flows >= xdev->max_flows)
 		return xdpoff_flow_refuse(xdev, KBUILD_MODNAME
 			": the device's flows map is full");
@@ -361,6 +392,7 @@ int xdpoff_flow_replace(struct xdpoff_dev *xdev, struct flow_cls_offload *f)
 	if (!fl)
 		return -ENOMEM;
 	fl->cookie = f->cookie;
+	fl->port = port;
 	fl->key = p.key;
 	fl->val = p.val;
 	err = xdpoff_map_update(xdev->flows, &fl->key, &fl->val, BPF_ANY);
@@ -371,18 +403,19 @@ int xdpoff_flow_replace(struct xdpoff_dev *xdev, struct flow_cls_offload *f)
 	fl->out = out;
 	kref_get(&out->ref);
 	xdev->nr_flows++;
+	hash_add(xdev->flow_keys, &fl->key_node, xdpoff_flow_key_hash(&fl->key));
 	spin_lock(&xdpoff_stats_lock);
 	hash_add(xdev->flow_table, &fl->node, fl->cookie);
 	spin_unlock(&xdpoff_stats_lock);
 	return 0;
 }
 
-void xdpoff_flow_destroy(struct xdpoff_dev *xdev, unsigned long cookie)
+void xdpoff_flow_destroy(const struct xdpoff_port *port, unsigned long cookie)
 {
-	struct xdpoff_flow *fl = xdpoff_flow_find(xdev, cookie);
+	struct xdpoff_flow *fl = xdpoff_flow_find(port->xdev, cookie);
 
-	if (fl)
-		xdpoff_flow_free(xdev, fl);
+	if (fl && fl->port == port)
+		xdpoff_flow_free(port->xdev, fl);
 }
 
 /*
@@ -423,11 +456,21 @@ void xdpoff_flow_stats(struct xdpoff_dev *xdev, struct flow_cls_offload *f)
 	}
 }
 
-/*
- * Remove flows: all of @xdev's (its flowtable unbound), or, with @xdev
- * NULL, those of any device that go out through @out (unregistered).
- */
-void xdpoff_flows_flush(struct xdpoff_dev *xdev, struct xdpoff_dev *out)
+/* Remove the flows @port's flowtable put on its device (unbound). */
+void xdpoff_flows_flush_port(const struct xdpoff_port *port)
+{
+	struct xdpoff_flow *fl;
+	struct hlist_node *tmp;
+	int bkt;
+
+	lockdep_assert_held(&xdpoff_lock);
+	hash_for_each_safe(port->xdev->flow_table, bkt, tmp, fl, node)
+		if (fl->port == port)
+			xdpoff_flow_free(port->xdev, fl);
+}
+
+/* Remove the flows of every device that go out through @out (gone). */
+void xdpoff_flows_flush_out(struct xdpoff_dev *out)
 {
 	struct xdpoff_flow *fl;
 	struct hlist_node *tmp;
@@ -435,11 +478,6 @@ void xdpoff_flows_flush(struct xdpoff_dev *xdev, struct xdpoff_dev *out)
 	int bkt;
 
 	lockdep_assert_held(&xdpoff_lock);
-	if (xdev) {
-		hash_for_each_safe(xdev->flow_table, bkt, tmp, fl, node)
-			xdpoff_flow_free(xdev, fl);
-		return;
-	}
 	list_for_each_entry(d, &xdpoff_devs, list)
 		hash_for_each_safe(d->flow_table, bkt, tmp, fl, node)
 			if (fl->out == out)

@@ -25,7 +25,7 @@ static int xdpoff_netdev_event(struct notifier_block *nb,
 	if (xdev) {
 		xdpoff_block_dev_gone(xdev);
 		/* Flows out through it go back to the software flowtable. */
-		xdpoff_flows_flush(NULL, xdev);
+		xdpoff_flows_flush_out(xdev);
 		xdpoff_dev_unlist(xdev);
 	}
 	mutex_unlock(&xdpoff_lock);

@@ -118,7 +118,7 @@ static int xdpoff_nl_detach(struct sk_buff *skb, struct genl_info *info)
 		err = xdpoff_dev_detach(xdev, info->extack);
 		/* Flows out through it go back to the software flowtable. */
 		if (!err)
-			xdpoff_flows_flush(NULL, xdev);
+			xdpoff_flows_flush_out(xdev);
 	} else {
 		NL_SET_ERR_MSG_MOD(info->extack, "device is not attached");
 		err = -ENOENT;

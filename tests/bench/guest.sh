@@ -38,16 +38,17 @@
 #             receiving CPU's time goes, by area (perf-areas.awk)
 #   fwd       the guest routes: pktgen 64-byte UDP eth0 -> eth1, routed
 #             out of eth2 to eth3 (a bare XDP_DROP swallows them there),
-#             one flow and FWD_MANY flows (source ports): vCPU 0 per frame
-#             (it receives on eth1 and transmits on eth2) at FWD_PPS
-#             frames/s offered; fwd_max: frames/s at eth1 with pktgen as
-#             fast as it goes, and bpf_stats' XDP ns per run; modes fwd-limit (an XDP program that only rewrites
-#             the MACs and redirects), ft-offload (nft flowtable with flags
+#             one flow and FWD_MANY flows (source ports).  fwd_max:
+#             pktgen as fast as it goes: frames/s at eth1, vCPU 0 per
+#             frame (it receives on eth1 and transmits on eth2), bpf_stats'
+#             XDP ns per run; fwd: vCPU 0 per frame with FWD_PPS frames/s
+#             offered in every mode.  Modes fwd-limit (an XDP program that
+#             only rewrites the MACs and redirects), ft-offload (nft flowtable with flags
 #             offload: xdpoff), ft-sw (the software flowtable), nft-fwd
 #             (an offloaded netdev chain `fwd to eth2`: xdpoff, no MAC,
 #             TTL or NAT edit), route (plain routing, no netfilter); the
 #             flowtable modes masquerade out of eth2.  perf: in the last
-#             repetition, FWD_MANY flows, at FWD_PPS.
+#             repetition, FWD_MANY flows, pktgen as fast as it goes.
 #   classify  BPF_PROG_TEST_RUN of the xdpoff program (tests/bench/classify)
 #   netif     pktgen xmit_mode netif_receive into eth1 (no virtio leg):
 #             frames/s through the software paths (nft, tc, none).  Not
@@ -653,7 +654,8 @@ open_flows() {
 	[ "$n" -ge "$flows" ] && return
 	say "$mode: $n of $flows flows in the flowtable after $try bursts"
 	conntrack -L -p udp 2>/dev/null |
-		awk '{ n[$NF ~ /OFFLOAD/ ? $NF : "other"]++ } END { for (k in n) printf "# conntrack %s: %d\n", k, n[k] }'
+		awk '{ k = /\[HW_OFFLOAD\]/ ? "HW_OFFLOAD" : /\[OFFLOAD\]/ ? "OFFLOAD" : "not offloaded"; n[k]++ }
+			END { for (k in n) printf "# conntrack, %s: %d\n", k, n[k] }'
 	[ "$mode" = ft-offload ] || return
 	"$XDPOFF" show $RX | grep -v '^  flow ' | sed 's/^/# /'
 	"$XDPOFF" show $RX | sed -n "s/^  flow udp $SADDR:\([0-9]*\) .*/\1/p" | sort -n |
@@ -663,15 +665,16 @@ open_flows() {
 
 # fwd_run MODE FLOWS: FLOWS source ports from 10000 up; the flowtable
 # modes first open every flow.  Two windows: pktgen at FWD_PPS frames/s,
-# the same offered load for every mode, for the CPU per frame (at a higher
-# rate NAPI polls more frames per interrupt and the cost per frame falls,
-# so modes are compared at one rate); then pktgen as fast as it goes, for
-# frames/s and (with an XDP program on eth1) the program's ns per run.
+# the same offered load for every mode (at a higher rate NAPI polls more
+# frames per interrupt and the cost per frame falls); then pktgen as fast
+# as it goes, for frames/s, the CPU per frame (the drop modes' measure)
+# and, with an XDP program on eth1, the program's ns per run.
 fwd_run() {
 	local mode=$1 flows=$2 id=$1.$2 w a b
 	fwd_up "$mode"
+	# pktgen's range excludes its max; min = max: one port
 	pgset $TX "udp_src_min 10000"
-	pgset $TX "udp_src_max $((10000 + flows - 1))"
+	pgset $TX "udp_src_max $((10000 + (flows > 1 ? flows : 0)))"
 	case $mode in
 	ft-*) open_flows "$mode" "$flows" ;;
 	esac
@@ -681,7 +684,6 @@ fwd_run() {
 	w=$(window "$DUR" "fwd.$id.$REP")
 	emit "sec=fwd mode=$mode flows=$flows pps=$FWD_PPS rep=$REP $w"
 	check_num "fwd $id" "$(sed -n 's/.*cpu_ns=\([0-9]*\).*/\1/p' <<<"$w")"
-	[ "$PERF" = 1 ] && [ "$REP" = "$REPS" ] && perf_window "$id"
 	pg_stop
 	pgset $TX "delay 0"
 	pg_start
@@ -698,6 +700,7 @@ fwd_run() {
 	}')"
 	emit "sec=fwd_max mode=$mode flows=$flows rep=$REP $w"
 	check_num "fwd_max $id" "$(sed -n 's/.*rate=\([0-9]*\).*/\1/p' <<<"$w")"
+	[ "$PERF" = 1 ] && [ "$REP" = "$REPS" ] && perf_window "$id"
 	pg_stop
 	fwd_down "$mode" "$([ "$mode" = nft-fwd ] && echo netdev)"
 }

@@ -47,11 +47,6 @@ in_ns() {
 	ip -n "$1" -6 route add default via "$6"
 }
 
-xdp_redirects() {
-	ethtool -S "$1" |
-		awk '$1 ~ /^rx(_queue_)?[0-9]+_xdp_redirects:$/ { s += $2 } END { print s + 0 }'
-}
-
 # flows DEV: the offloaded flows XDP holds for frames coming in on DEV.
 flows() {
 	"$XDPOFF" show "$1" | sed -n 's/^  flow \(.*\)  packets.*/\1/p'

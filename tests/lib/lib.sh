@@ -231,6 +231,12 @@ xdp_drops() {
 		awk '$1 ~ /^rx(_queue_)?[0-9]+_xdp_drops:$/ { s += $2 } END { print s + 0 }'
 }
 
+# The same for frames XDP redirected (rx_queue_N_xdp_redirects, rxN_...).
+xdp_redirects() {
+	ethtool -S "$1" |
+		awk '$1 ~ /^rx(_queue_)?[0-9]+_xdp_redirects:$/ { s += $2 } END { print s + 0 }'
+}
+
 # xdp_dropped_since DEV BASE N: at least N frames dropped in XDP on DEV
 # since xdp_drops gave BASE, for wait_for.
 xdp_dropped_since() {

@@ -1,0 +1,153 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Hot-unplug of a routing NIC (QEMU device_del of eth2, run on the host by
+# tests/vm/monitor-agent) while an offloaded flowtable forwards through it
+# in XDP, frames arriving: no oops; the flows out of eth2 leave eth1's map
+# and eth2's own go with it; the flowtable lives on with eth1; the NIC
+# plugged back in is attached, and a flowtable on it offloads again.
+#   netns cli: eth0 10.1.0.2 --- eth1 10.1.0.1 [guest] eth2 10.2.0.1 ---
+#   eth3 10.2.0.2 :netns srv
+# Runs after test_unplug.sh: eth2 is away for a while.
+set -u
+. "$(dirname "$0")/../lib/lib.sh"
+
+FT="python3 $XDPOFF_ROOT/tests/lib/flowtraffic.py"
+CLI=xcli$$
+SRV=xsrv$$
+NIC=nic2			# QEMU's id of eth2 (tests/vm/run)
+MAC=52:54:00:00:00:02
+PIDS=()
+
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	nft flush ruleset 2>/dev/null
+	"$XDPOFF" detach eth1 >/dev/null 2>&1
+	"$XDPOFF" detach eth2 >/dev/null 2>&1
+	ip addr flush dev eth1 2>/dev/null
+	ip addr flush dev eth2 2>/dev/null
+	sysctl -qw net.ipv4.ip_forward=0
+	release_ns "$CLI"
+	release_ns "$SRV"
+	unload_module
+}
+trap cleanup EXIT
+
+if ! vm_monitor info pci >/dev/null; then
+	skip "hot-unplug of a NIC with flows offloaded" "no QEMU monitor (not run by tests/vm/run)"
+	exit 0
+fi
+
+# The NIC with MAC, whatever the kernel named it.
+nic_by_mac() {
+	local d
+	for d in /sys/class/net/*; do
+		[ "$(cat "$d/address" 2>/dev/null)" = $MAC ] && { echo "${d##*/}"; return 0; }
+	done
+	return 1
+}
+
+flows_of() {
+	"$XDPOFF" show "$1" | grep -c '^  flow '
+}
+
+ruleset() {
+	nft -f - <<'EOT'
+flush ruleset
+table inet fw {
+	flowtable ft { hook ingress priority 0; devices = { eth1, eth2 }; flags offload; }
+	chain forward { type filter hook forward priority 0; policy accept;
+		meta l4proto udp flow add @ft
+	}
+}
+table ip nat {
+	chain post { type nat hook postrouting priority 100; policy accept;
+		oifname "eth2" masquerade
+	}
+}
+EOT
+}
+
+load_module
+sysctl -qw net.ipv4.ip_forward=1
+ip netns add "$CLI"
+ip link set eth0 netns "$CLI"
+ip -n "$CLI" link set eth0 up
+ip -n "$CLI" addr add 10.1.0.2/24 dev eth0
+ip -n "$CLI" route add default via 10.1.0.1
+ip netns add "$SRV"
+ip link set eth3 netns "$SRV"
+ip -n "$SRV" link set eth3 up
+ip -n "$SRV" addr add 10.2.0.2/24 dev eth3
+ip -n "$SRV" route add default via 10.2.0.1
+ip link set eth1 up
+ip link set eth2 up
+ip addr add 10.1.0.1/24 dev eth1
+ip addr add 10.2.0.1/24 dev eth2
+check "xdpoff attach eth1 and eth2" sh -c "$XDPOFF attach eth1 && $XDPOFF attach eth2"
+ip netns exec "$SRV" $FT udp-echo 0.0.0.0 7 & PIDS+=($!)
+check "an offloaded flowtable on eth1 and eth2" ruleset
+
+out=$(ip netns exec "$CLI" $FT udp-ping 10.1.0.2 40001 10.2.0.2 7 5)
+check_eq "udp 10.1.0.2:40001 -> 10.2.0.2:7 through the router" "sent 5 echoed 5" "$out"
+WAIT_TIMEOUT=30 check "... offloaded: a flow in eth1's map and one in eth2's" \
+	wait_for sh -c "[ \$($XDPOFF show eth1 | grep -c '^  flow udp') -ge 1 ] &&
+		[ \$($XDPOFF show eth2 | grep -c '^  flow udp') -ge 1 ]"
+# Frames keep arriving on eth1 for the flow while eth2 goes.
+ip netns exec "$CLI" $FT udp-ping 10.1.0.2 40001 10.2.0.2 7 100000 0.01 >/dev/null &
+PIDS+=($!)
+r1=$(xdp_redirects eth1)
+sleep 2
+r2=$(xdp_redirects eth1)
+check "... its frames forwarded in XDP ($((r2 - r1)) in 2 s)" test $((r2 - r1)) -ge 10
+
+check "device_del $NIC (eth2) through the QEMU monitor, frames arriving" \
+	vm_monitor device_del $NIC
+WAIT_TIMEOUT=60 check "... the guest lets the NIC go" wait_for sh -c "! ip link show eth2"
+no_flows() {
+	[ "$(map_count "$1" xdpoff_flows)" = 0 ]
+}
+WAIT_TIMEOUT=30 check "... the flow out of eth2 leaves eth1's map" wait_for no_flows eth1
+kill "${PIDS[-1]}" 2>/dev/null
+wait "${PIDS[-1]}" 2>/dev/null
+check "... the module forgets eth2" sh -c "[ ! -e /sys/kernel/debug/xdpoff/eth2 ]"
+check "... xdpoff show says eth2 is gone" \
+	sh -c "$XDPOFF show eth2 2>&1 | grep -q 'device is gone'"
+devs=$(nft list flowtable inet fw ft | grep -o 'devices = {[^}]*}')
+check "... the flowtable lives on, with eth1 only ($devs)" \
+	sh -c "echo '$devs' | grep -q eth1 && ! echo '$devs' | grep -q eth2"
+check "... xdpoff detach eth2 removes what is left" "$XDPOFF" detach eth2
+
+check "device_add plugs it back" vm_monitor device_add \
+	"virtio-net-pci,id=$NIC,netdev=n2,romfile=,mac=$MAC"
+WAIT_TIMEOUT=60 check "... the guest sees it" wait_for nic_by_mac
+dev=$(nic_by_mac)
+[ "$dev" = eth2 ] || ip link set dev "$dev" name eth2
+ip link set eth2 up
+ip addr add 10.2.0.1/24 dev eth2
+check "attach the new eth2" "$XDPOFF" attach eth2
+# `flush ruleset` and the new flowtable in one transaction: the new one
+# binds eth1 before the old one lets go of it.
+check "the ruleset reloaded (flush ruleset, the flowtable on eth1 and the new eth2)" ruleset
+out=$(ip netns exec "$CLI" $FT udp-ping 10.1.0.2 40002 10.2.0.2 7 5)
+check_eq "a new connection through the new eth2" "sent 5 echoed 5" "$out"
+WAIT_TIMEOUT=30 check "... offloaded into eth1's and eth2's maps again" \
+	wait_for sh -c "$XDPOFF show eth1 | grep -q 'flow udp 10.1.0.2:40002 ' &&
+		[ \$($XDPOFF show eth2 | grep -c '^  flow udp') -ge 1 ]"
+r1=$(xdp_redirects eth2)
+out=$(ip netns exec "$CLI" $FT udp-ping 10.1.0.2 40002 10.2.0.2 7 50)
+r2=$(xdp_redirects eth2)
+check_eq "... 50 more datagrams" "sent 50 echoed 50" "$out"
+check "... their echoes forwarded in XDP by the new eth2 ($((r2 - r1)))" test $((r2 - r1)) -ge 50
+
+check_fails "a second offloaded flowtable on eth1, at another priority, is refused" \
+	"Operation not supported" nft -f - <<'EOT'
+table inet other {
+	flowtable ft { hook ingress priority 5; devices = { eth1 }; flags offload; }
+}
+EOT
+check "... xdpoff show says why" \
+	sh -c "$XDPOFF show eth1 | grep -q 'last error: .*flowtable of another priority'"
