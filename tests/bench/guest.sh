@@ -403,6 +403,15 @@ bpf_run_stats() {
 		sed -n 's/.*"run_time_ns":\([0-9]*\).*"run_cnt":\([0-9]*\).*/\1 \2/p'
 }
 
+# bpf_run_delta A B: "run_cnt=N bpf_ns=NS" between two bpf_run_stats.
+bpf_run_delta() {
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		split(a, x, " "); split(b, y, " ")
+		n = y[2] - x[2]
+		printf "run_cnt=%d bpf_ns=%.1f", n, n ? (y[1] - x[1]) / n : 0
+	}'
+}
+
 # perf: one `perf record` of vCPU RX_CPU for the last repetition of the
 # virtio path, started before it (its start-up takes seconds under TCG and
 # would load vCPU 1 during a window), events enabled only during each
@@ -468,11 +477,7 @@ measure() {
 		w=$(window "$DUR" "${sec}_bpf.$id.$REP")
 		b=$(bpf_run_stats)
 		sysctl -qw kernel.bpf_stats_enabled=0
-		w="$w $(awk -v a="$a" -v b="$b" 'BEGIN {
-			split(a, x, " "); split(b, y, " ")
-			n = y[2] - x[2]
-			printf "run_cnt=%d bpf_ns=%.1f", n, n ? (y[1] - x[1]) / n : 0
-		}')"
+		w="$w $(bpf_run_delta "$a" "$b")"
 		emit "sec=${sec}_bpf mode=$mode $* rep=$REP $w"
 		check_num "${sec}_bpf $id" "$(sed -n 's/.*bpf_ns=\([0-9.]*\).*/\1/p' <<<"$w")"
 	fi
@@ -693,11 +698,7 @@ fwd_run() {
 	w=$(window "$DUR" "fwd_max.$id.$REP")
 	b=$(bpf_run_stats)
 	sysctl -qw kernel.bpf_stats_enabled=0
-	[ -n "$XDP_PROG_ID" ] && w="$w $(awk -v a="$a" -v b="$b" 'BEGIN {
-		split(a, x, " "); split(b, y, " ")
-		n = y[2] - x[2]
-		printf "run_cnt=%d bpf_ns=%.1f", n, n ? (y[1] - x[1]) / n : 0
-	}')"
+	[ -n "$XDP_PROG_ID" ] && w="$w $(bpf_run_delta "$a" "$b")"
 	emit "sec=fwd_max mode=$mode flows=$flows rep=$REP $w"
 	check_num "fwd_max $id" "$(sed -n 's/.*rate=\([0-9]*\).*/\1/p' <<<"$w")"
 	[ "$PERF" = 1 ] && [ "$REP" = "$REPS" ] && perf_window "$id"

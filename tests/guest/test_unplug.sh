@@ -16,15 +16,6 @@ NIC=nic3			# QEMU's id of eth3 (tests/vm/run)
 MAC=52:54:00:00:00:03
 V4="--saddr 10.3.0.1 --daddr 10.0.0.2"
 
-# The NIC with MAC, whatever the kernel named it.
-nic_by_mac() {
-	local d
-	for d in /sys/class/net/*; do
-		[ "$(cat "$d/address" 2>/dev/null)" = $MAC ] && { echo "${d##*/}"; return 0; }
-	done
-	return 1
-}
-
 cleanup() {
 	tc qdisc del dev $RX ingress 2>/dev/null
 	cleanup_offload $RX eth1
@@ -101,8 +92,8 @@ fi
 
 check "device_add plugs it back" vm_monitor device_add \
 	"virtio-net-pci,id=$NIC,netdev=n3,romfile=,mac=$MAC"
-WAIT_TIMEOUT=60 check "... the guest sees it" wait_for nic_by_mac
-dev=$(nic_by_mac)
+WAIT_TIMEOUT=60 check "... the guest sees it" wait_for nic_by_mac $MAC
+dev=$(nic_by_mac $MAC)
 [ "$dev" = $RX ] || ip link set dev "$dev" name $RX
 ip link set $RX up
 ip link set $RX promisc on

@@ -10,59 +10,21 @@
 # Runs after test_unplug.sh: eth2 is away for a while.
 set -u
 . "$(dirname "$0")/../lib/lib.sh"
+. "$(dirname "$0")/../lib/router.sh"
 
-FT="python3 $XDPOFF_ROOT/tests/lib/flowtraffic.py"
-CLI=xcli$$
-SRV=xsrv$$
 NIC=nic2			# QEMU's id of eth2 (tests/vm/run)
 MAC=52:54:00:00:00:02
-PIDS=()
-
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do
-		kill "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-	nft flush ruleset 2>/dev/null
-	"$XDPOFF" detach eth1 >/dev/null 2>&1
-	"$XDPOFF" detach eth2 >/dev/null 2>&1
-	ip addr flush dev eth1 2>/dev/null
-	ip addr flush dev eth2 2>/dev/null
-	sysctl -qw net.ipv4.ip_forward=0
-	release_ns "$CLI"
-	release_ns "$SRV"
-	unload_module
-}
-trap cleanup EXIT
+trap router_down EXIT
 
 if ! vm_monitor info pci >/dev/null; then
 	skip "hot-unplug of a NIC with flows offloaded" "no QEMU monitor (not run by tests/vm/run)"
 	exit 0
 fi
 
-# The NIC with MAC, whatever the kernel named it.
-nic_by_mac() {
-	local d
-	for d in /sys/class/net/*; do
-		[ "$(cat "$d/address" 2>/dev/null)" = $MAC ] && { echo "${d##*/}"; return 0; }
-	done
-	return 1
-}
-
-flows_of() {
-	"$XDPOFF" show "$1" | grep -c '^  flow '
-}
-
+# ruleset: the whole ruleset, as /etc/nftables.conf has it: flush, the
+# flowtable, masquerade out of eth2.
 ruleset() {
-	nft -f - <<'EOT'
-flush ruleset
-table inet fw {
-	flowtable ft { hook ingress priority 0; devices = { eth1, eth2 }; flags offload; }
-	chain forward { type filter hook forward priority 0; policy accept;
-		meta l4proto udp flow add @ft
-	}
-}
+	{ echo "flush ruleset"; udp_flowtable 0; cat <<'EOT'; } | nft -f -
 table ip nat {
 	chain post { type nat hook postrouting priority 100; policy accept;
 		oifname "eth2" masquerade
@@ -72,21 +34,7 @@ EOT
 }
 
 load_module
-sysctl -qw net.ipv4.ip_forward=1
-ip netns add "$CLI"
-ip link set eth0 netns "$CLI"
-ip -n "$CLI" link set eth0 up
-ip -n "$CLI" addr add 10.1.0.2/24 dev eth0
-ip -n "$CLI" route add default via 10.1.0.1
-ip netns add "$SRV"
-ip link set eth3 netns "$SRV"
-ip -n "$SRV" link set eth3 up
-ip -n "$SRV" addr add 10.2.0.2/24 dev eth3
-ip -n "$SRV" route add default via 10.2.0.1
-ip link set eth1 up
-ip link set eth2 up
-ip addr add 10.1.0.1/24 dev eth1
-ip addr add 10.2.0.1/24 dev eth2
+router_up
 check "xdpoff attach eth1 and eth2" sh -c "$XDPOFF attach eth1 && $XDPOFF attach eth2"
 ip netns exec "$SRV" $FT udp-echo 0.0.0.0 7 & PIDS+=($!)
 check "an offloaded flowtable on eth1 and eth2" ruleset
@@ -123,11 +71,10 @@ check "... xdpoff detach eth2 removes what is left" "$XDPOFF" detach eth2
 
 check "device_add plugs it back" vm_monitor device_add \
 	"virtio-net-pci,id=$NIC,netdev=n2,romfile=,mac=$MAC"
-WAIT_TIMEOUT=60 check "... the guest sees it" wait_for nic_by_mac
-dev=$(nic_by_mac)
+WAIT_TIMEOUT=60 check "... the guest sees it" wait_for nic_by_mac $MAC
+dev=$(nic_by_mac $MAC)
 [ "$dev" = eth2 ] || ip link set dev "$dev" name eth2
-ip link set eth2 up
-ip addr add 10.2.0.1/24 dev eth2
+router_addr eth2 10.2.0.1/24 fd02::1/64
 check "attach the new eth2" "$XDPOFF" attach eth2
 # `flush ruleset` and the new flowtable in one transaction: the new one
 # binds eth1 before the old one lets go of it.

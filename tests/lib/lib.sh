@@ -108,6 +108,16 @@ vm_monitor() {
 	return 1
 }
 
+# nic_by_mac MAC: the NIC with MAC, whatever the kernel named it (a NIC
+# plugged back in).
+nic_by_mac() {
+	local d
+	for d in /sys/class/net/*; do
+		[ "$(cat "$d/address" 2>/dev/null)" = "$1" ] && { echo "${d##*/}"; return 0; }
+	done
+	return 1
+}
+
 # The sending NIC goes into a namespace of its own, so frames cross the
 # (emulated) wire to its peer.  setup_peer SEND_DEV
 # The peer stays silent: no IPv6 link-local address, so no DAD or MLD
