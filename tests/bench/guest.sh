@@ -620,7 +620,7 @@ fwd_down() {
 		ip link set dev $RX xdpdrv off
 		ip link set dev $OUT_DEV xdpdrv off ;;
 	ft-offload|nft-fwd)
-		nft delete table ${2:-inet} bench
+		nft delete table "$([ "$1" = nft-fwd ] && echo netdev || echo inet)" bench
 		"$XDPOFF" detach $RX >/dev/null && "$XDPOFF" detach $OUT_DEV >/dev/null ||
 			die "xdpoff detach" ;;
 	ft-sw) nft delete table inet bench ;;
@@ -703,7 +703,7 @@ fwd_run() {
 	check_num "fwd_max $id" "$(sed -n 's/.*rate=\([0-9]*\).*/\1/p' <<<"$w")"
 	[ "$PERF" = 1 ] && [ "$REP" = "$REPS" ] && perf_window "$id"
 	pg_stop
-	fwd_down "$mode" "$([ "$mode" = nft-fwd ] && echo netdev)"
+	fwd_down "$mode"
 }
 
 sec_fwd() {

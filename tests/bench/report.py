@@ -144,9 +144,7 @@ def main():
     missing = []
 
     def csv_add(section, mode, metric, st, rules="", masks=""):
-        if st.n:
-            csv.append(f"{section},{mode},{rules},{masks},{metric},"
-                       f"{st.median:g},{st.min:g},{st.max:g},{st.n}")
+        csv_rows(csv, section, mode, metric, st, rules, masks)
 
     # ---- 1 + 2: virtio path, bpf_stats, perf --------------------------
     v = {}
@@ -492,9 +490,9 @@ def fwd_section(md, csv, recs, perf, missing):
     return fwd, many
 
 
-def csv_rows(csv, section, mode, metric, st):
+def csv_rows(csv, section, mode, metric, st, rules="", masks=""):
     if st.n:
-        csv.append(f"{section},{mode},,,{metric},"
+        csv.append(f"{section},{mode},{rules},{masks},{metric},"
                    f"{st.median:g},{st.min:g},{st.max:g},{st.n}")
 
 
