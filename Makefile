@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # xdpoff: one entry point.
-#   make          build the module, the XDP object and the CLI into build/
+#   make          build the module, the XDP object, the CLI and its manual
+#                 (xdpoff.8) into build/; make install: the CLI, the manual
+#                 and the bash completion under PREFIX=/usr/local
 #   make demo     boot the guest and show an offloaded nft ruleset at work
 #   make check    all tests (host and in-guest); ends with "N passed, N failed"
 #   make check-boot   the boot test (packages, systemd, reboot, upgrade,
@@ -94,6 +96,38 @@ $(CLI): $(USER_SRCS) $(USER_HDRS) $(SKEL) $(XDPOFF_H)
 	$(Q)$(CC) $(CFLAGS_USER) $(CPPFLAGS) $(LDFLAGS) -o $@ $(USER_SRCS) $(LIBS_USER)
 
 cli: $(CLI)
+
+# The manual, xdpoff(8): build/xdpoff.8 from doc/xdpoff.8.rst by rst2man,
+# as bpftool's pages are made; part of make all.  make install puts the
+# CLI, the manual and the bash completion under $(DESTDIR)$(PREFIX) (the
+# Debian package xdpoff installs the same files under /usr);
+# make uninstall removes them.
+RST2MAN	?= rst2man
+MAN	:= $(BUILD)/xdpoff.8
+PREFIX	?= /usr/local
+INSTALL	?= install
+INST_FILES := $(PREFIX)/sbin/xdpoff $(PREFIX)/share/man/man8/xdpoff.8 \
+	$(PREFIX)/share/bash-completion/completions/xdpoff
+
+all: man
+man: $(MAN)
+$(MAN): doc/xdpoff.8.rst $(DEPS_STAMP)
+	$(call msg,RST2MAN,$@)
+	$(Q)mkdir -p $(BUILD)
+	$(Q)$(RST2MAN) --strip-comments --halt=warning $< >$@
+
+install: $(CLI) $(MAN)
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)$(INSTALL) -D -m 0755 $(CLI) $(DESTDIR)$(PREFIX)/sbin/xdpoff
+	$(Q)$(INSTALL) -D -m 0644 $(MAN) $(DESTDIR)$(PREFIX)/share/man/man8/xdpoff.8
+	$(Q)$(INSTALL) -D -m 0644 packaging/xdpoff.bash-completion \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/xdpoff
+
+uninstall:
+	$(call msg,UNINST,$(DESTDIR)$(PREFIX))
+	$(Q)rm -f $(addprefix $(DESTDIR),$(INST_FILES))
+
+.PHONY: man install uninstall
 
 # Debian packages (debian/): xdpoff-dkms and xdpoff, built from a copy of
 # the tree (tracked and untracked files, not ignored ones) into build/deb/,

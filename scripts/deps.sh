@@ -12,6 +12,9 @@ PACKAGES=(
 	# build: module, XDP object, CLI
 	make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev libmnl-dev
 	bpftool linux-headers-amd64
+	# the manual: build/xdpoff.8 from doc/xdpoff.8.rst (rst2man), and
+	# man to check it renders (tests/guest/test_cli_doc.sh)
+	python3-docutils man-db
 	# the second Debian 12 kernel (6.12, Debian 13's): its headers; the
 	# rig downloads its image (tests/vm/prepare)
 	linux-headers-6.12-amd64

@@ -49,9 +49,11 @@ static int cmd_help(const struct args *a);
 
 static const struct cmd cmds[] = {
 	{ "attach", cmd_attach, "DEV [--max-rules N] [--max-flows N]",
-	  "load the XDP program on DEV and hand it to the kernel module", "mf", 1, 1 },
+	  "load the XDP program on DEV in native mode, pin it and its maps under\n"
+	  "      " XDPOFF_PIN_ROOT "/DEV and hand DEV to the kernel module", "mf", 1, 1 },
 	{ "detach", cmd_detach, "DEV",
-	  "take DEV back from the kernel module and unload the XDP program", "", 1, 1 },
+	  "take DEV back from the kernel module, unload the XDP program and\n"
+	  "      remove the pins", "", 1, 1 },
 	{ "show", cmd_show, "[DEV] [--json]",
 	  "list the offloaded rules and flows and their counters", "j", 0, 1 },
 	{ "help", cmd_help, "", "show this help", "", 0, 0 },
@@ -72,15 +74,17 @@ static void usage(FILE *f)
 
 	fprintf(f, "Usage: xdpoff [-v] COMMAND [ARGS]\n\nCommands:\n");
 	for (i = 0; i < MNL_ARRAY_SIZE(cmds); i++)
-		fprintf(f, "  %-6s %-26s %s\n", cmds[i].name, cmds[i].usage,
-			cmds[i].help);
+		fprintf(f, "  %s%s%s\n      %s\n", cmds[i].name,
+			cmds[i].usage[0] ? " " : "", cmds[i].usage, cmds[i].help);
 	fprintf(f, "\nOptions:\n"
 		"  -v, --verbose         debug output, including libbpf's\n"
 		"  -h, --help            show this help\n"
-		"  --max-rules N         capacity of the rules map (default %u)\n"
-		"  --max-flows N         capacity of the flows map: offloaded flowtable\n"
-		"                        flow directions coming in on DEV (default %u)\n"
-		"  --json                JSON output for show\n",
+		"  --max-rules N         attach: capacity of the rules map (default %u)\n"
+		"  --max-flows N         attach: capacity of the flows map, offloaded\n"
+		"                        flowtable flow directions coming in on DEV\n"
+		"                        (default %u)\n"
+		"  --json                show: JSON output\n"
+		"\nExit status: 0 success, 1 failure, 2 usage error.  Manual: xdpoff(8).\n",
 		XDPOFF_DEFAULT_MAX_RULES, XDPOFF_DEFAULT_MAX_FLOWS);
 }
 
