@@ -15,7 +15,8 @@
 # status: 0 when every mode produced a number.
 #
 # Usage: guest.sh [--quick | --smoke] [--reps N] [--dur SECONDS] [--no-perf]
-#                 [--sections virtio,fwd,netif,classify] [--modes LIST]
+#                 [--perf-freq HZ] [--sections virtio,fwd,netif,classify,insn]
+#                 [--modes LIST]
 #
 # The rig: 2 vCPUs under TCG.  vCPU 0 takes eth1's receive interrupt and
 # nothing else we can steer away from it (every other IRQ, this script and
@@ -49,6 +50,12 @@
 #             TTL or NAT edit), route (plain routing, no netfilter); the
 #             flowtable modes masquerade out of eth2.  perf: in the last
 #             repetition, FWD_MANY flows, pktgen as fast as it goes.
+#   insn      (a guest of its own, one vCPU, QEMU -icount: see sec_insn)
+#             instructions per frame received on eth1, frames fed from the
+#             host: modes limit, xdpoff-1, -1k, -10k8m, -1k32m (1,000
+#             rules, 32 masks), -generic, nft-sw, tc-sw, none; insn_fwd:
+#             the forwarding modes with FWD_MANY flows; _bpf: the XDP
+#             program's own instructions per run; perf_insn: by area
 #   classify  BPF_PROG_TEST_RUN of the xdpoff program (tests/bench/classify)
 #   netif     pktgen xmit_mode netif_receive into eth1 (no virtio leg):
 #             frames/s through the software paths (nft, tc, none).  Not
@@ -84,6 +91,7 @@ WARM=1			# seconds of traffic before a window opens
 CLS_REPEAT=1000000	# BPF_PROG_TEST_RUN repetitions per run
 CLS_RUNS=3
 PERF=1
+PERF_FREQ=997		# samples per second of vCPU 0 (guest time)
 BIG1=1000		# rules of xdpoff-1k (1 mask)
 BIG2=10000		# rules of xdpoff-10k8m (8 masks)
 FWD_MANY=1000		# flows of the fwd section's many-flow runs
@@ -98,9 +106,10 @@ while [ $# -gt 0 ]; do
 	--reps) REPS=$2; shift ;;
 	--dur) DUR=$2; shift ;;
 	--no-perf) PERF=0 ;;
+	--perf-freq) PERF_FREQ=$2; shift ;;
 	--sections) SECTIONS=$2; shift ;;
 	--modes) ONLY_MODES=$2; shift ;;
-	*) echo "usage: $0 [--quick|--smoke] [--reps N] [--dur S] [--no-perf] [--sections LIST] [--modes LIST]" >&2
+	*) echo "usage: $0 [--quick|--smoke] [--reps N] [--dur S] [--no-perf] [--perf-freq HZ] [--sections LIST] [--modes LIST]" >&2
 	   exit 2 ;;
 	esac
 	shift
@@ -291,14 +300,27 @@ pg_sofar() {
 # ---- rulesets --------------------------------------------------------------
 
 # gen_rules N MASKS OFFLOAD: an nft ruleset on eth1 of N rules over MASKS
-# distinct masks (2..8: ip saddr none, /8, /12, /16, /20, /24, /28, /32;
-# all with ip daddr and udp dport).  Only the last rule matches the
-# benchmark traffic (198.18.0.1 -> 198.18.0.2 udp 9); it is in the last
-# mask.
+# distinct masks (up to 8: ip saddr none, /8, /12, /16, /20, /24, /28,
+# /32; more, up to 33: none, /1, /2, ..., /32; all with ip daddr and udp
+# dport).  Only the last rule matches the benchmark traffic (198.18.0.1 ->
+# 198.18.0.2 udp 9); it is in the last mask (/32).
 gen_rules() {
 	awk -v n="$1" -v m="$2" -v off="$3" -v dev=$RX -v sa=$SADDR \
 	    -v da=$DADDR -v port=$PORT 'BEGIN {
-		split("- 198.0.0.0/8 198.16.0.0/12 198.18.0.0/16 198.18.0.0/20 198.18.0.0/24 198.18.0.0/28 198.18.0.1", pfx, " ")
+		if (m <= 8) {
+			split("- 198.0.0.0/8 198.16.0.0/12 198.18.0.0/16 198.18.0.0/20 198.18.0.0/24 198.18.0.0/28 198.18.0.1", pfx, " ")
+			pfx[m] = sa
+		} else {
+			split(sa, o, ".")
+			a = ((o[1] * 256 + o[2]) * 256 + o[3]) * 256 + o[4]
+			for (k = 1; k < m - 1; k++) {
+				b = 2 ^ (32 - k)
+				net = int(a / b) * b
+				pfx[k + 1] = sprintf("%d.%d.%d.%d/%d", int(net / 16777216),
+					int(net / 65536) % 256, int(net / 256) % 256, net % 256, k)
+			}
+			pfx[m] = sa
+		}
 		print "table netdev bench {"
 		print "\tchain ingress {"
 		printf "\t\ttype filter hook ingress device %s priority 10; policy accept;\n", dev
@@ -325,6 +347,7 @@ make_rulesets() {
 	gen_rules $BIG1 1 0 > $WORK/plain1k.nft
 	gen_rules $BIG2 8 1 > $WORK/off10k.nft
 	gen_rules $BIG2 8 0 > $WORK/plain10k.nft
+	gen_rules $BIG1 32 1 > $WORK/off1k32.nft
 }
 
 # nft_commit FILE: time one `nft -f FILE`, in ms.
@@ -365,6 +388,7 @@ mode_up() {
 				die "cannot attach the xdpoff program in generic mode" ;;
 		xdpoff-1k) ms=$(nft_commit $WORK/off1k.nft); rules=$BIG1 ;;
 		xdpoff-10k8m) ms=$(nft_commit $WORK/off10k.nft); rules=$BIG2 ;;
+		xdpoff-1k32m) nft_commit $WORK/off1k32.nft >/dev/null ;;
 		esac
 		[ -n "${rules:-}" ] &&
 			emit "sec=commit kind=offload rules=$rules rep=$REP ms=$ms" ;;
@@ -421,7 +445,7 @@ perf_start() {
 	rm -f $WORK/perf.ctl $WORK/perf.ack $WORK/perf.windows
 	mkfifo $WORK/perf.ctl $WORK/perf.ack
 	exec {PERF_CTL}<>$WORK/perf.ctl {PERF_ACK}<>$WORK/perf.ack
-	perf record -q -B -N -k mono -C $RX_CPU -e cpu-clock -F 997 -D -1 \
+	perf record -q -B -N -k mono -C $RX_CPU -e cpu-clock -F $PERF_FREQ -D -1 \
 		--control fd:$PERF_CTL,$PERF_ACK -o $WORK/perf.data \
 		>$WORK/perf.log 2>&1 &
 	PERF_PID=$!
@@ -452,11 +476,14 @@ perf_window() {
 	echo "$1 $up0 $up1" >> $WORK/perf.windows
 }
 
+# perf_report [SEC]: sec=perf_SEC lines (sec=perf without SEC).
 perf_report() {
 	perf_stop
 	[ -s $WORK/perf.windows ] || return 0
 	perf script -i $WORK/perf.data -F time,ip,sym 2>/dev/null |
-		awk -v windows=$WORK/perf.windows -f "$HERE/perf-areas.awk"
+		awk -v windows=$WORK/perf.windows -v sec="perf${1:+_$1}" \
+			-f "$HERE/perf-areas.awk"
+	rm -f $WORK/perf.windows
 }
 
 # measure SEC MODE [KEY=VALUE...]: the windows of MODE while pktgen runs:
@@ -552,6 +579,9 @@ fwd_rig_up() {
 		$(printf '%02x %02x %02x %02x' $((i & 255)) $((i >> 8 & 255)) \
 			$((i >> 16 & 255)) $((i >> 24 & 255))) ||
 		die "cannot configure $FWD_OBJ"
+	# (the insn section's guest, one vCPU, has no pktgen thread 1: the
+	# host feeds its frames)
+	[ "$(nproc)" -gt 1 ] || return 0
 	pg_setup $TX $GEN_CPU start_xmit 1
 	pgset $TX "dst $FWD_DADDR"
 }
@@ -763,6 +793,171 @@ sec_netif() {
 	done
 }
 
+# ---- instructions per frame: QEMU -icount, frames fed from the host -------
+#
+# Run by tests/bench/run in a guest of its own: one vCPU, QEMU's -icount
+# shift=0 (the guest clock advances exactly 1 ns per instruction executed),
+# eth1's backend a stream socket on 127.0.0.1 into which tests/bench/feed.py
+# writes frames from the host as fast as the guest takes them (TCP's flow
+# control), eth2's another one whose frames the feeder only counts.  The
+# receive ring stays full, the vCPU never idles during a window (busy_pct
+# says so), NAPI polls 64 frames at a time, and the vCPU's non-idle guest
+# time (the window less the idle time the kernel measured,
+# /proc/timer_list) is the instructions it executed: what one frame costs,
+# counted, not timed.  A rep of a mode: one window
+# (insn=), one with kernel.bpf_stats_enabled (the XDP program's own
+# run_time_ns per run: instructions too, plus two clock reads), and in the
+# last rep a perf window (cpu-clock samples fall every 1,003,000
+# instructions: where the instructions go).
+
+INSN_MODES="limit xdpoff-1 xdpoff-1k xdpoff-10k8m xdpoff-1k32m xdpoff-generic nft-sw tc-sw none"
+INSN_FWD_MODES="fwd-limit ft-offload ft-sw nft-fwd route"
+
+# feed REQUEST...: ask tests/bench/feed.py on the host; prints its reply.
+feed() {
+	local dir=$XDPOFF_VM_IO/feed name=$$.$RANDOM i
+	[ -d "$dir" ] || die "no frame feeder on the host ($dir)"
+	echo "$*" > "$dir/$name.tmp" && mv "$dir/$name.tmp" "$dir/$name.req" ||
+		die "cannot write $dir/$name.req"
+	for i in $(seq 600); do
+		if [ -f "$dir/$name.rep" ]; then
+			FEED_REPLY=$(cat "$dir/$name.rep")
+			rm -f "$dir/$name.rep"
+			case $FEED_REPLY in
+			ok*) return 0 ;;
+			*) die "feeder: $FEED_REPLY" ;;
+			esac
+		fi
+		sleep 0.05
+	done
+	die "feeder: no answer to '$*'"
+}
+
+# feed_start DEV DST FLOWS: frames to DEV's MAC, UDP 198.18.0.1 -> DST
+# port 9, source ports 10000..10000+FLOWS-1, as fast as the guest takes them.
+feed_start() {
+	feed start flows="$3" dmac="$(cat /sys/class/net/$1/address)" \
+		smac=52:54:00:00:00:00 src=$SADDR dst="$2" dport=$PORT
+}
+
+# tl_snap: T_NOW (ns since boot) and T_IDLE (ns the CPU slept: idle and
+# iowait) from /proc/timer_list, S_RX; builtins only.
+tl_snap() {
+	local a b c rest
+	T_IDLE=0
+	while read -r a b c rest; do
+		case $a in
+		now) T_NOW=$c ;;
+		.idle_sleeptime|.iowait_sleeptime) T_IDLE=$((T_IDLE + c)) ;;
+		esac
+	done < /proc/timer_list
+	read -r S_RX < /sys/class/net/$RX/statistics/rx_packets
+}
+
+# insn_window SECONDS: "vsecs=S frames=N insn=I busy_pct=P xdp_frac=F"
+# (SECONDS of guest time; with icount, guest nanoseconds are instructions)
+# (SECONDS of guest time; with icount, guest nanoseconds are instructions).
+# xdp_frac: the share of eth1's frames XDP dropped or redirected, counted
+# around the window (ethtool forks: outside the counted span).
+insn_window() {
+	local t i r d r0 r1
+	read -r r0 < /sys/class/net/$RX/statistics/rx_packets
+	d=$(xdp_decided $RX)
+	tl_snap
+	t=$T_NOW i=$T_IDLE r=$S_RX
+	sleep "$1"
+	tl_snap
+	d=$(( $(xdp_decided $RX) - d ))
+	read -r r1 < /sys/class/net/$RX/statistics/rx_packets
+	awk -v ns=$((T_NOW - t)) -v idle=$((T_IDLE - i)) -v n=$((S_RX - r)) \
+	    -v d=$d -v all=$((r1 - r0)) 'BEGIN {
+		busy = ns - idle
+		printf "vsecs=%.3f frames=%d insn=%.0f busy_pct=%.2f xdp_frac=%.3f\n",
+			ns / 1e9, n, n ? busy / n : 0, 100 * busy / ns, all ? d / all : 0
+	}'
+}
+
+# insn_measure SEC MODE [KEY=VALUE...]: the windows of one rep of MODE.
+insn_measure() {
+	local sec=$1 mode=$2 w a b
+	shift 2
+	w=$(insn_window "$DUR")
+	emit "sec=$sec mode=$mode $* ioa=$IOA rep=$REP $w"
+	check_num "$sec $mode" "$(sed -n 's/.*insn=\([0-9]*\).*/\1/p' <<<"$w")"
+	case $(sed -n 's/.*busy_pct=\([0-9]*\).*/\1/p' <<<"$w") in
+	99|100) ;;
+	*) say "warning: $mode: the vCPU idled during the window ($w): the feeder did not keep up" ;;
+	esac
+	if [ -n "$XDP_PROG_ID" ]; then
+		sysctl -qw kernel.bpf_stats_enabled=1
+		a=$(bpf_run_stats)
+		sleep "$DUR"
+		b=$(bpf_run_stats)
+		sysctl -qw kernel.bpf_stats_enabled=0
+		w=$(bpf_run_delta "$a" "$b")
+		emit "sec=${sec}_bpf mode=$mode $* ioa=$IOA rep=$REP ${w/bpf_ns=/prog_insn=}"
+	fi
+	if [ "$PERF" = 1 ] && [ "$REP" = "$REPS" ]; then
+		perf_window "$mode"
+	fi
+}
+
+sec_insn() {
+	local mode
+	[ "$(nproc)" = 1 ] || die "section insn needs a guest of one vCPU (tests/bench/run boots one)"
+	IOA=$(sed -n 's/.*init_on_alloc=\([01]\).*/\1/p' /proc/cmdline)
+	IOA=${IOA:-1}		# Debian's default: CONFIG_INIT_ON_ALLOC_DEFAULT_ON
+	say "instructions per frame (icount), init_on_alloc=$IOA: frames from the host into $RX, ${DUR}s windows of guest time, $REPS reps, modes: $INSN_MODES; forwarding, $FWD_MANY flows: $INSN_FWD_MODES"
+	for REP in $(seq 1 "$REPS"); do
+		[ "$PERF" = 1 ] && [ "$REP" = "$REPS" ] && perf_start
+		for mode in $(modes $INSN_MODES); do
+			mode_up "$mode"
+			feed_start $RX $DADDR 1
+			sleep $WARM
+			insn_measure insn "$mode"
+			feed stop
+			mode_down "$mode"
+		done
+		[ "$REP" = "$REPS" ] && perf_report insn
+	done
+	[ -n "$(modes $INSN_FWD_MODES)" ] || return 0
+	# Forwarding: eth1 -> eth2, whose frames the feeder counts: the
+	# vCPU receives on eth1 and transmits on eth2, nothing else.
+	modprobe nf_flow_table_inet 2>/dev/null
+	fwd_rig_up
+	for REP in $(seq 1 "$REPS"); do
+		[ "$PERF" = 1 ] && [ "$REP" = "$REPS" ] && perf_start
+		for mode in $(modes $INSN_FWD_MODES); do
+			fwd_up "$mode"
+			feed_start $RX $FWD_DADDR "$FWD_MANY"
+			case $mode in
+			ft-*) insn_open_flows "$mode" ;;
+			esac
+			sleep $WARM
+			insn_measure insn_fwd "$mode" flows=$FWD_MANY
+			feed stop
+			say "$mode: feeder $FEED_REPLY"
+			fwd_down "$mode"
+		done
+		[ "$REP" = "$REPS" ] && perf_report insn_fwd
+	done
+	fwd_rig_down
+}
+
+# insn_open_flows MODE: with the feed running, wait until the flowtable
+# holds every flow (the first frames of each take the slow path).
+insn_open_flows() {
+	local n end=$((SECONDS + 60))
+	while n=$(offloaded "$1"); [ "$n" -lt "$FWD_MANY" ] && [ $SECONDS -lt $end ]; do
+		sleep 0.5
+	done
+	[ "$n" -ge "$FWD_MANY" ] && return
+	say "$1: $n of $FWD_MANY flows in the flowtable after 60 s; conntrack:"
+	conntrack -L 2>&1 | head -3 | sed 's/^/#   /'
+	nstat -az 2>/dev/null | grep -Ei 'InAddrErrors|InNoRoutes|ForwDatagrams|InDiscards|OutNoRoutes' | sed 's/^/#   /'
+	ip -s link show $OUT_DEV | sed 's/^/#   /' 
+}
+
 # ---- classifier ------------------------------------------------------------
 
 sec_classify() {
@@ -803,7 +998,8 @@ done
 
 start=$(now_ns)
 emit "sec=info mode=$MODE reps=$REPS dur=$DUR warm=$WARM cls_repeat=$CLS_REPEAT cls_runs=$CLS_RUNS kernel=$(uname -r) cpus=$(nproc)"
-pin_rig
+# One vCPU (the insn section's guest): nothing to pin.
+[ "$(nproc)" -gt 1 ] && pin_rig
 modprobe pktgen || die "modprobe pktgen"
 modprobe sch_ingress; modprobe cls_flower; modprobe act_gact
 load_module
@@ -814,7 +1010,7 @@ nft -f $WORK/plain1.nft && nft delete table netdev bench
 
 for s in ${SECTIONS//,/ }; do
 	case $s in
-	virtio|fwd|netif|classify)
+	virtio|fwd|netif|classify|insn)
 		t0=$(now_ns)
 		sec_$s
 		emit "sec=info section=$s elapsed_s=$(( ($(now_ns) - t0) / 1000000000 ))" ;;
