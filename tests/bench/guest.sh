@@ -74,6 +74,7 @@ BENCH_BUILD=$BUILD/bench
 CLASSIFY=$BENCH_BUILD/classify
 DROP_OBJ=$BENCH_BUILD/xdp_drop.bpf.o
 FWD_OBJ=$BENCH_BUILD/xdp_fwd.bpf.o
+INSNWIN=$BENCH_BUILD/insnwin
 
 RX=eth1
 TX=eth0
@@ -476,13 +477,14 @@ perf_window() {
 	echo "$1 $up0 $up1" >> $WORK/perf.windows
 }
 
-# perf_report [SEC]: sec=perf_SEC lines (sec=perf without SEC).
+# perf_report [SEC [K=V]]: sec=perf_SEC lines (sec=perf without SEC),
+# tagged K=V.
 perf_report() {
 	perf_stop
 	[ -s $WORK/perf.windows ] || return 0
 	perf script -i $WORK/perf.data -F time,ip,sym 2>/dev/null |
 		awk -v windows=$WORK/perf.windows -v sec="perf${1:+_$1}" \
-			-f "$HERE/perf-areas.awk"
+			-v tag="${2:-}" -f "$HERE/perf-areas.awk"
 	rm -f $WORK/perf.windows
 }
 
@@ -800,8 +802,8 @@ sec_netif() {
 # eth1's backend a stream socket on 127.0.0.1 into which tests/bench/feed.py
 # writes frames from the host as fast as the guest takes them (TCP's flow
 # control), eth2's another one whose frames the feeder only counts.  The
-# receive ring stays full, the vCPU never idles during a window (busy_pct
-# says so), NAPI polls 64 frames at a time, and the vCPU's non-idle guest
+# receive ring (1,024 entries) stays full, the vCPU never idles during a
+# window (busy_pct says so), NAPI polls 64 frames at a time, and the vCPU's non-idle guest
 # time (the window less the idle time the kernel measured,
 # /proc/timer_list) is the instructions it executed: what one frame costs,
 # counted, not timed.  A rep of a mode: one window
@@ -840,41 +842,36 @@ feed_start() {
 		smac=52:54:00:00:00:00 src=$SADDR dst="$2" dport=$PORT
 }
 
-# tl_snap: T_NOW (ns since boot) and T_IDLE (ns the CPU slept: idle and
-# iowait) from /proc/timer_list, S_RX; builtins only.
-tl_snap() {
-	local a b c rest
-	T_IDLE=0
-	while read -r a b c rest; do
-		case $a in
-		now) T_NOW=$c ;;
-		.idle_sleeptime|.iowait_sleeptime) T_IDLE=$((T_IDLE + c)) ;;
-		esac
-	done < /proc/timer_list
-	read -r S_RX < /sys/class/net/$RX/statistics/rx_packets
+# insn_window SECONDS: "vsecs=S frames=N insn=I busy_pct=P xdp_frac=F"
+# (SECONDS of guest time; with icount, guest nanoseconds are instructions;
+# tests/bench/insnwin.c takes the window).  xdp_frac: the share of eth1's
+# frames XDP dropped or redirected, from two ethtool -S around the window
+# (forks: outside the counted span).
+insn_window() {
+	local w a b
+	a=$(rx_xdp $RX)
+	w=$("$INSNWIN" "$1" $RX) || die "insnwin failed"
+	b=$(rx_xdp $RX)
+	awk -v a="$a" -v b="$b" -v w="$w" 'BEGIN {
+		n = split(w, kv, /[ =]/)
+		for (i = 1; i < n; i += 2)
+			v[kv[i]] = kv[i + 1]
+		split(a, x, " "); split(b, y, " ")
+		all = y[1] - x[1]
+		printf "vsecs=%.3f frames=%d insn=%.0f busy_pct=%.2f xdp_frac=%.3f\n",
+			v["ns"] / 1e9, v["frames"], v["frames"] ? v["busy_ns"] / v["frames"] : 0,
+			v["ns"] ? 100 * v["busy_ns"] / v["ns"] : 0,
+			all ? (y[2] - x[2]) / all : 0
+	}'
 }
 
-# insn_window SECONDS: "vsecs=S frames=N insn=I busy_pct=P xdp_frac=F"
-# (SECONDS of guest time; with icount, guest nanoseconds are instructions)
-# (SECONDS of guest time; with icount, guest nanoseconds are instructions).
-# xdp_frac: the share of eth1's frames XDP dropped or redirected, counted
-# around the window (ethtool forks: outside the counted span).
-insn_window() {
-	local t i r d r0 r1
-	read -r r0 < /sys/class/net/$RX/statistics/rx_packets
-	d=$(xdp_decided $RX)
-	tl_snap
-	t=$T_NOW i=$T_IDLE r=$S_RX
-	sleep "$1"
-	tl_snap
-	d=$(( $(xdp_decided $RX) - d ))
-	read -r r1 < /sys/class/net/$RX/statistics/rx_packets
-	awk -v ns=$((T_NOW - t)) -v idle=$((T_IDLE - i)) -v n=$((S_RX - r)) \
-	    -v d=$d -v all=$((r1 - r0)) 'BEGIN {
-		busy = ns - idle
-		printf "vsecs=%.3f frames=%d insn=%.0f busy_pct=%.2f xdp_frac=%.3f\n",
-			ns / 1e9, n, n ? busy / n : 0, 100 * busy / ns, all ? d / all : 0
-	}'
+# rx_xdp DEV: "RECEIVED DECIDED": DEV's frames received, and dropped or
+# redirected by XDP (virtio-net's per-queue counters, one ethtool -S).
+rx_xdp() {
+	ethtool -S "$1" | awk '
+		$1 ~ /^rx(_queue_)?[0-9]+_packets:$/ { n += $2 }
+		$1 ~ /^rx(_queue_)?[0-9]+_xdp_(drops|redirects):$/ { d += $2 }
+		END { print n + 0, d + 0 }'
 }
 
 # insn_measure SEC MODE [KEY=VALUE...]: the windows of one rep of MODE.
@@ -918,7 +915,7 @@ sec_insn() {
 			feed stop
 			mode_down "$mode"
 		done
-		[ "$REP" = "$REPS" ] && perf_report insn
+		[ "$REP" = "$REPS" ] && perf_report insn "ioa=$IOA"
 	done
 	[ -n "$(modes $INSN_FWD_MODES)" ] || return 0
 	# Forwarding: eth1 -> eth2, whose frames the feeder counts: the
@@ -939,7 +936,7 @@ sec_insn() {
 			say "$mode: feeder $FEED_REPLY"
 			fwd_down "$mode"
 		done
-		[ "$REP" = "$REPS" ] && perf_report insn_fwd
+		[ "$REP" = "$REPS" ] && perf_report insn_fwd "ioa=$IOA"
 	done
 	fwd_rig_down
 }
@@ -992,7 +989,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for f in "$CLASSIFY" "$DROP_OBJ" "$FWD_OBJ" "$XDPOFF" "$XDPOFF_KO"; do
+for f in "$CLASSIFY" "$DROP_OBJ" "$FWD_OBJ" "$INSNWIN" "$XDPOFF" "$XDPOFF_KO"; do
 	[ -e "$f" ] || die "$f missing (run tests/bench/run, which builds it)"
 done
 

@@ -6,7 +6,8 @@
 # Input: `perf script -F time,ip,sym` of one perf record of vCPU 0 that was
 # enabled only during each mode's perf window; -v windows=FILE, lines
 # "MODE START END" (CLOCK_MONOTONIC seconds, as perf record -k mono);
-# -v sec=SEC names the output's section (default perf).
+# -v sec=SEC names the output's section (default perf); -v tag=K=V adds
+# K=V to its lines.
 # Output per mode: one "@bench sec=SEC mode=M samples=N AREA=PCT ..."
 # line (percent of the window's samples, idle included) and "# " lines
 # with the ten hottest symbols.  Areas:
@@ -82,7 +83,7 @@ END {
 		line = ""
 		for (i = 1; i <= na; i++)
 			line = line sprintf(" %s=%.2f", names[i], 100 * cnt[m, names[i]] / n[m])
-		print "@bench sec=" (sec ? sec : "perf") " mode=" m " samples=" n[m] line
+		print "@bench sec=" (sec ? sec : "perf") " mode=" m (tag ? " " tag : "") " samples=" n[m] line
 		print "# perf " m ", " n[m] " samples of vCPU 0 by area (%):" line
 		# ten hottest symbols, idle left out
 		for (j = 1; j <= 10; j++) {

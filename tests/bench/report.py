@@ -8,7 +8,8 @@ repetitions and writes into OUTDIR:
 
   results.md    the tables (Markdown), with the rig's description
   results.csv   every figure: section,mode,rules,masks,metric,median,min,max,n
-  *.dat, *.gp   gnuplot inputs; virtio.png, classifier.png, software.png
+  *.dat, *.gp   gnuplot inputs; virtio.png, classifier.png, software.png,
+                insn.png (section insn: instructions per frame by area)
 
 It prints the Markdown to stdout and ends with one "ratio NAME VALUE" line
 per ratio (NAME VALUE only, nothing after).  Exit status 1 if a mode
@@ -33,6 +34,9 @@ VIRTIO_DESC = {
     "tc-sw": "tc flower drop, software (skip_hw)",
     "none": "no filter (dropped by IP: not for us)",
 }
+INSN_MODES = ["limit", "xdpoff-1", "xdpoff-1k", "xdpoff-10k8m", "xdpoff-1k32m",
+              "xdpoff-generic", "nft-sw", "tc-sw", "none"]
+INSN_DESC = dict(VIRTIO_DESC, **{"xdpoff-1k32m": "xdpoff, 1,000 rules, 32 masks"})
 NETIF_MODES = ["nft-sw", "tc-sw", "none"]
 FWD_MODES = ["fwd-limit", "ft-offload", "ft-sw", "nft-fwd", "route"]
 FWD_DESC = {
@@ -127,8 +131,15 @@ def linfit(xs, ys):
 
 
 def main():
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    check = "--check" in sys.argv
+    argv = sys.argv[1:]
+    sections = "virtio,fwd,netif,classify,insn"
+    if "--sections" in argv:
+        i = argv.index("--sections")
+        sections = argv[i + 1]
+        del argv[i:i + 2]
+    sections = sections.split(",")
+    args = [a for a in argv if not a.startswith("--")]
+    check = "--check" in argv
     if len(args) != 2:
         print(__doc__, file=sys.stderr)
         return 2
@@ -214,6 +225,9 @@ def main():
 
     # ---- forwarding -----------------------------------------------------
     fwd, fwd_many = fwd_section(md, csv, recs, perf, missing)
+
+    # ---- instructions per frame (icount) ---------------------------------
+    insn_ratios = insn_section(md, csv, recs, missing, out)
 
     # ---- 3: classifier -------------------------------------------------
     cls = collections.defaultdict(list)
@@ -332,6 +346,7 @@ def main():
              ratio(sw - off, sw - lim) if None not in (sw, off, lim) else None,
              ">= 0.9"),
         ]
+    ratios += insn_ratios
     md.append("## Ratios")
     md.append("")
     md.append("| ratio | value | target |")
@@ -384,9 +399,14 @@ def main():
     with open(os.path.join(out, "results.csv"), "w") as f:
         f.write("\n".join(csv) + "\n")
 
-    plots(out, v, cmed, rules_list, masks_list, fits, netif)
+    if any(r.get("sec") == "virtio" for r in recs):
+        plots(out, v, cmed, rules_list, masks_list, fits, netif)
 
     print("\n".join(md))
+    # Only what the run was asked for is missing (--sections LIST).
+    sec_of = {"bpfstats": "virtio", "commit": "virtio", "fwd_max": "fwd"}
+    missing = [m for m in missing
+               if sec_of.get(m.split()[0], m.split()[0]) in sections]
     if missing:
         print("bench: no number for: " + ", ".join(missing), file=sys.stderr)
     for name, val, _ in ratios:
@@ -488,6 +508,169 @@ def fwd_section(md, csv, recs, perf, missing):
         md.append("")
         perf_table(md, csv, perf, rows)
     return fwd, many
+
+
+def insn_section(md, csv, recs, missing, out):
+    """Instructions per frame (QEMU -icount): the table, the breakdown by
+    area, and the _insn ratios."""
+    if not any(r.get("sec") == "insn" for r in recs):
+        missing.append("insn")
+        return []
+    ins = {}
+    for ioa in ("1", "0"):
+        for m in INSN_MODES:
+            ins[m, ioa] = {
+                "insn": collect(recs, "insn", None, "insn", mode=m, ioa=ioa),
+                "prog": collect(recs, "insn_bpf", None, "prog_insn", mode=m, ioa=ioa),
+                "busy": collect(recs, "insn", None, "busy_pct", mode=m, ioa=ioa),
+            }
+        for m in FWD_MODES:
+            ins["fwd:" + m, ioa] = {
+                "insn": collect(recs, "insn_fwd", None, "insn", mode=m, ioa=ioa),
+                "prog": collect(recs, "insn_fwd_bpf", None, "prog_insn", mode=m, ioa=ioa),
+                "busy": collect(recs, "insn_fwd", None, "busy_pct", mode=m, ioa=ioa),
+            }
+    for (m, ioa), d in ins.items():
+        csv_rows(csv, "insn", f"{m}/ioa{ioa}", "insn_per_frame", d["insn"])
+        csv_rows(csv, "insn", f"{m}/ioa{ioa}", "prog_insn_per_run", d["prog"])
+        if not d["insn"].n:
+            missing.append(f"insn {m} init_on_alloc={ioa}")
+    flows = next((r["flows"] for r in recs if r.get("sec") == "insn_fwd"), "?")
+    reps = max((d["insn"].n for d in ins.values()), default=0)
+    md.append("## Instructions per frame (QEMU -icount)")
+    md.append("")
+    md.append("A guest of one vCPU under QEMU's `-icount shift=0`: its clock advances 1 ns per "
+              "instruction executed, so the vCPU's non-idle guest time is an instruction count. "
+              "tests/bench/feed.py writes 64-byte UDP frames from the host into eth1's stream "
+              "socket backend (127.0.0.1) as fast as the guest takes them; the receive ring "
+              "(1,024 entries) stays full and NAPI polls 64 frames at a time. insn/frame: the window's "
+              "non-idle guest time (/proc/timer_list) over eth1's frames: driver, allocator, "
+              "XDP, stack, nft/tc and whatever else the vCPU ran (timers, RCU), counted, not "
+              "timed. prog: the XDP program's own instructions per run (bpf_stats run_time_ns, "
+              f"two clock reads included). Medians of {reps} windows per mode (min-max), "
+              "init_on_alloc=1 (Debian's default) and =0. busy: the vCPU's non-idle share of "
+              "the window (below 99 %: the host did not feed it fast enough, and the figure "
+              "includes interrupts NAPI would otherwise have polled past).")
+    md.append("")
+    md.append("| mode | what | insn/frame | vs limit | prog insn | busy | "
+              "insn/frame, init_on_alloc=0 | vs limit |")
+    md.append("|---|---|---:|---:|---:|---:|---:|---:|")
+
+    def row(key, label, desc, lim):
+        a, b = ins[key, "1"], ins[key, "0"]
+        cells = []
+        for d, ld in ((a, ins[lim, "1"]), (b, ins[lim, "0"])):
+            rng = (f" [{fmt(d['insn'].min)}-{fmt(d['insn'].max)}]"
+                   if d["insn"].n > 1 else "")
+            cells.append(f"{fmt(d['insn'].median)}{rng}")
+            cells.append(fmt(ratio(d["insn"].median, ld["insn"].median), 3))
+        md.append(f"| {label} | {desc} | {cells[0]} | {cells[1]} | "
+                  f"{fmt(a['prog'].median) if a['prog'].n else '-'} | "
+                  f"{fmt(a['busy'].median, 1) + ' %' if a['busy'].n else 'n/a'} | "
+                  f"{cells[2]} | {cells[3]} |")
+
+    for m in INSN_MODES:
+        row(m, m, INSN_DESC[m], "limit")
+    for m in FWD_MODES:
+        row("fwd:" + m, m, f"forwarding eth1 -> eth2, {flows} flows: " + FWD_DESC[m],
+            "fwd:fwd-limit")
+    md.append("")
+    for ioa in ("1", "0"):
+        perf = {r["mode"]: r for r in recs
+                if r.get("sec") in ("perf_insn", "perf_insn_fwd") and r.get("ioa") == ioa}
+        if not perf:
+            continue
+        md.append(f"### Where the instructions go, init_on_alloc={ioa} (perf cpu-clock: "
+                  "a sample every ~100,000 guest instructions)")
+        md.append("")
+        md.append("insn/frame by area = the area's share of the vCPU's non-idle samples x "
+                  "the mode's insn/frame (one perf window per mode, in the last repetition).")
+        md.append("")
+        rows = [(m, m, {"host": Stats([]), "cpu": ins[m, ioa]["insn"]}) for m in INSN_MODES]
+        rows += [(m, m, {"host": Stats([]), "cpu": ins["fwd:" + m, ioa]["insn"]})
+                 for m in FWD_MODES]
+        perf_table(md, csv, perf, rows)
+    insn_plot(out, ins, recs)
+
+    def med(m, ioa="1"):
+        return ins[m, ioa]["insn"].median
+
+    ratios = []
+    for ioa, sfx in (("1", ""), ("0", "_ioa0")):
+        lim, x1, x10k = med("limit", ioa), med("xdpoff-1", ioa), med("xdpoff-10k8m", ioa)
+        nft, tc = med("nft-sw", ioa), med("tc-sw", ioa)
+        flim, foff, fsw = (med("fwd:" + m, ioa) for m in ("fwd-limit", "ft-offload", "ft-sw"))
+        nft_lim, nft_x = ratio(nft, lim), ratio(nft, x1)
+        tc_lim, tc_x = ratio(tc, lim), ratio(tc, x1)
+        ratios += [
+            ("xdpoff_1rule_vs_limit_insn" + sfx, ratio(x1, lim), "<= 1.10"),
+            ("xdpoff_10k8m_vs_limit_insn" + sfx, ratio(x10k, lim), "<= 1.30"),
+            ("nft_sw_vs_limit_insn" + sfx, nft_lim, "(report: the most an offload saves)"),
+            ("tc_sw_vs_limit_insn" + sfx, tc_lim, "(report: the most an offload saves)"),
+            ("nft_sw_vs_xdpoff_insn" + sfx, nft_x,
+             f">= 0.9 x nft_sw_vs_limit = {fmt(0.9 * nft_lim, 3) if nft_lim else 'n/a'}"),
+            ("tc_sw_vs_xdpoff_insn" + sfx, tc_x,
+             f">= 0.9 x tc_sw_vs_limit = {fmt(0.9 * tc_lim, 3) if tc_lim else 'n/a'}"),
+            ("ft_offload_vs_limit_insn" + sfx, ratio(foff, flim), "<= 1.2"),
+            ("ft_sw_vs_limit_insn" + sfx, ratio(fsw, flim), "(report)"),
+            ("ft_sw_vs_ft_offload_insn" + sfx, ratio(fsw, foff), "(report)"),
+            ("ft_offload_saving_vs_limit_saving_insn" + sfx,
+             ratio(fsw - foff, fsw - flim) if None not in (fsw, foff, flim) else None,
+             ">= 0.9"),
+        ]
+    return ratios
+
+
+def insn_plot(out, ins, recs):
+    """insn.png: instructions per frame by mode, stacked by area (perf),
+    init_on_alloc=1 and =0 side by side."""
+    blocks = []
+    for ioa in ("1", "0"):
+        perf = {r["mode"]: r for r in recs
+                if r.get("sec") in ("perf_insn", "perf_insn_fwd") and r.get("ioa") == ioa}
+        lines = []
+        keys = [(m, m) for m in INSN_MODES] + [("fwd:" + m, m) for m in FWD_MODES]
+        for i, (key, m) in enumerate(keys):
+            total = ins[key, ioa]["insn"].median or 0
+            p = perf.get(m)
+            busy = 100.0 - (num(p.get("idle")) or 0.0) if p else 0
+            parts = [total * (num(p.get(a)) or 0.0) / busy if p and busy > 0 else 0.0
+                     for a in AREAS]
+            rest = max(0.0, total - sum(parts))     # no perf window: all here
+            lines.append(f'{i} "{m}" ' + " ".join(f"{x:.0f}" for x in parts + [rest]))
+        blocks.append("\n".join(lines))
+    with open(os.path.join(out, "insn.dat"), "w") as f:
+        f.write("# idx mode " + " ".join(AREAS) + " unattributed; "
+                "block 0: init_on_alloc=1, block 1: =0\n" + "\n\n\n".join(blocks) + "\n")
+    colours = ["#cc6677", "#4477aa", "#ddcc77", "#117733", "#88ccee", "#332288",
+               "#aa4499", "#44aa99", "#999933", "#dddddd"]
+    cols = ", \\\n     ".join(
+        f'"" index {{i}} using {j + 3}{":xtic(2)" if j == 0 else ""} title "{a}" lc rgb "{c}"'
+        for j, (a, c) in enumerate(zip(AREAS + ["unattributed"], colours)))
+    gp = f"""# gnuplot script written by tests/bench/report.py
+set terminal pngcairo size 1400,550 font ",10" noenhanced
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.85 border -1
+set boxwidth 0.8
+set grid ytics
+set xtics rotate by -40
+set yrange [0:*]
+set ylabel "guest instructions per frame"
+set key outside right top
+set output "{out}/insn.png"
+set multiplot layout 1,2 title "instructions per frame received on eth1 (QEMU -icount), by area (perf)"
+"""
+    for i, ioa in enumerate(("1", "0")):
+        gp += f'set title "init_on_alloc={ioa}"\nplot "{out}/insn.dat" ' + \
+            cols.replace("{i}", str(i))[3:] + "\n"
+    gp += "unset multiplot\n"
+    with open(os.path.join(out, "insn.gp"), "w") as f:
+        f.write(gp)
+    try:
+        subprocess.run(["gnuplot", os.path.join(out, "insn.gp")], check=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"bench: gnuplot failed on insn.gp ({e}); tables are complete", file=sys.stderr)
 
 
 def csv_rows(csv, section, mode, metric, st, rules="", masks=""):
