@@ -55,7 +55,9 @@
 #             host: modes limit, xdpoff-1, -1k, -10k8m, -1k32m (1,000
 #             rules, 32 masks), -generic, nft-sw, tc-sw, none; insn_fwd:
 #             the forwarding modes with FWD_MANY flows; _bpf: the XDP
-#             program's own instructions per run; perf_insn: by area
+#             program's own instructions per run; perf_insn: by area;
+#             insn_cls: the classifier alone (BPF_PROG_TEST_RUN), now and
+#             as it was before issue 16 (the baseline)
 #   classify  BPF_PROG_TEST_RUN of the xdpoff program (tests/bench/classify)
 #   netif     pktgen xmit_mode netif_receive into eth1 (no virtio leg):
 #             frames/s through the software paths (nft, tc, none).  Not
@@ -91,6 +93,7 @@ DUR=4			# seconds per measurement window
 WARM=1			# seconds of traffic before a window opens
 CLS_REPEAT=1000000	# BPF_PROG_TEST_RUN repetitions per run
 CLS_RUNS=3
+INSN_CLS_REPEAT=20000	# section insn: exact counts, few repetitions
 PERF=1
 PERF_FREQ=997		# samples per second of vCPU 0 (guest time)
 BIG1=1000		# rules of xdpoff-1k (1 mask)
@@ -103,6 +106,7 @@ while [ $# -gt 0 ]; do
 	--quick) MODE=quick; REPS=2; DUR=2; CLS_REPEAT=200000; CLS_RUNS=2
 		 PERF=0 ;;
 	--smoke) MODE=smoke; REPS=1; DUR=0.5; WARM=0.2; CLS_REPEAT=1000
+		 INSN_CLS_REPEAT=1000
 		 CLS_RUNS=1; PERF=0; BIG1=100; BIG2=200; FWD_MANY=100 ;;
 	--reps) REPS=$2; shift ;;
 	--dur) DUR=$2; shift ;;
@@ -917,6 +921,7 @@ sec_insn() {
 		done
 		[ "$REP" = "$REPS" ] && perf_report insn "ioa=$IOA"
 	done
+	insn_classify
 	[ -n "$(modes $INSN_FWD_MODES)" ] || return 0
 	# Forwarding: eth1 -> eth2, whose frames the feeder counts: the
 	# vCPU receives on eth1 and transmits on eth2, nothing else.
@@ -928,7 +933,13 @@ sec_insn() {
 			fwd_up "$mode"
 			feed_start $RX $FWD_DADDR "$FWD_MANY"
 			case $mode in
-			ft-*) insn_open_flows "$mode" ;;
+			ft-*) if ! insn_open_flows "$mode"; then
+				# not what the mode is about: no number
+				feed stop
+				fwd_down "$mode"
+				check_num "insn_fwd $mode" ""
+				continue
+			      fi ;;
 			esac
 			sleep $WARM
 			insn_measure insn_fwd "$mode" flows=$FWD_MANY
@@ -941,18 +952,39 @@ sec_insn() {
 	fwd_rig_down
 }
 
+# insn_classify: the classifier alone, BPF_PROG_TEST_RUN (tests/bench/
+# classify): the run's guest ns per repetition are its instructions; now,
+# and the baseline tests/bench/run built from git (build/bench/baseline).
+insn_classify() {
+	local v bin grid="1:1 1000:1 10000:8 1000:32"
+	[ "$MODE" = smoke ] && grid="1:1 100:8"
+	for v in current baseline; do
+		bin=$CLASSIFY
+		[ $v = baseline ] && bin=$BENCH_BUILD/baseline/classify
+		if [ ! -x "$bin" ]; then
+			say "no $v classifier ($bin): tests/bench/run builds it from git"
+			continue
+		fi
+		"$bin" --repeat "$INSN_CLS_REPEAT" --runs 2 $grid |
+			sed "s/^classify /@bench sec=insn_cls variant=$v base=$(cat "$BENCH_BUILD/baseline/rev" 2>/dev/null) ioa=$IOA /" ||
+			missing=$((missing + 1))
+	done
+}
+
 # insn_open_flows MODE: with the feed running, wait until the flowtable
-# holds every flow (the first frames of each take the slow path).
+# holds every flow (the first frames of each take the slow path); fails
+# (and says what it saw) if it does not within 60 s.
 insn_open_flows() {
 	local n end=$((SECONDS + 60))
 	while n=$(offloaded "$1"); [ "$n" -lt "$FWD_MANY" ] && [ $SECONDS -lt $end ]; do
 		sleep 0.5
 	done
-	[ "$n" -ge "$FWD_MANY" ] && return
+	[ "$n" -ge "$FWD_MANY" ] && return 0
 	say "$1: $n of $FWD_MANY flows in the flowtable after 60 s; conntrack:"
 	conntrack -L 2>&1 | head -3 | sed 's/^/#   /'
 	nstat -az 2>/dev/null | grep -Ei 'InAddrErrors|InNoRoutes|ForwDatagrams|InDiscards|OutNoRoutes' | sed 's/^/#   /'
-	ip -s link show $OUT_DEV | sed 's/^/#   /' 
+	ip -s link show $OUT_DEV | sed 's/^/#   /'
+	return 1
 }
 
 # ---- classifier ------------------------------------------------------------

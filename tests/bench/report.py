@@ -592,10 +592,41 @@ def insn_section(md, csv, recs, missing, out):
         perf_table(md, csv, perf, rows)
     insn_plot(out, ins, recs)
 
+    # The classifier alone (BPF_PROG_TEST_RUN, instructions per run), now
+    # and as it was at the baseline (tests/bench/run: BASELINE_REV).
+    cls = {}
+    for r in recs:
+        if r.get("sec") == "insn_cls" and r.get("ioa") == "1":
+            cls.setdefault((r["variant"], int(r["rules"]), int(r["masks"])), []).append(num(r["ns"]))
+    points = sorted({(k[1], k[2]) for k in cls})
+    if points:
+        base_rev = next((r.get("base") for r in recs if r.get("sec") == "insn_cls"
+                         and r.get("variant") == "baseline"), None)
+        md.append("### The classifier alone (BPF_PROG_TEST_RUN, instructions per run)")
+        md.append("")
+        md.append("tests/bench/classify in the same guest: one 64-byte UDP frame, the matching "
+                  "rule last, every mask looked up; the run's duration in guest ns is its "
+                  "instructions. baseline: the program as it was at "
+                  f"{base_rev or '(no baseline built)'}, before issue 16 changed the "
+                  "classifier, built from git by tests/bench/run.")
+        md.append("")
+        md.append("| rules | masks | now | baseline | now / baseline |")
+        md.append("|---:|---:|---:|---:|---:|")
+        for rules, masks in points:
+            a = Stats(cls.get(("current", rules, masks), []))
+            b = Stats(cls.get(("baseline", rules, masks), []))
+            csv_rows(csv, "insn_cls", "current", "insn_per_run", a, rules, masks)
+            csv_rows(csv, "insn_cls", "baseline", "insn_per_run", b, rules, masks)
+            md.append(f"| {rules:,} | {masks} | {fmt(a.median)} | {fmt(b.median)} | "
+                      f"{fmt(ratio(a.median, b.median), 3)} |")
+        md.append("")
+
     def med(m, ioa="1"):
         return ins[m, ioa]["insn"].median
 
-    ratios = []
+    c_now = Stats(cls.get(("current", 1, 1), [])).median
+    c_base = Stats(cls.get(("baseline", 1, 1), [])).median
+    ratios = [("prog_1mask_vs_baseline_insn", ratio(c_now, c_base), "<= 0.60")]
     for ioa, sfx in (("1", ""), ("0", "_ioa0")):
         lim, x1, x10k = med("limit", ioa), med("xdpoff-1", ioa), med("xdpoff-10k8m", ioa)
         nft, tc = med("nft-sw", ioa), med("tc-sw", ioa)
