@@ -4,14 +4,15 @@
 
 Started by tests/vm/run (XDPOFF_VM_AGENT) next to QEMU, for make bench's
 instruction-count section (tests/bench/guest.sh, section insn).  The
-guest's eth1 and eth2 have QEMU's socket netdev in stream mode as their
-backend, listening on 127.0.0.1 (QEMU's framing: a 4-byte big-endian
-length, then the frame).  The feeder connects to both: it writes frames
-into eth1's stream, and reads and counts what comes out of the guest on
-both.  TCP's flow control holds the feeder back when QEMU cannot take more
-(the guest's receive ring is full): the guest gets frames as fast as it
-takes them, and nothing is dropped on the way.  Loopback only: the feeder
-never connects anywhere else.
+guest's eth1 and eth2 have QEMU's socket netdev in UDP mode as their
+backend: every datagram QEMU receives on eth1's local port is one frame
+on eth1's wire, and what the guest sends out of eth1 and eth2 comes to
+the ports given here, where the feeder reads and counts it.  The feeder
+sends as fast as it goes; what the guest cannot take is dropped by the
+host's UDP socket buffer in front of QEMU, which bounds what waits.  (Not
+the stream mode: QEMU reads a stream ahead into a queue without bound,
+which grew to 24 GB and was OOM-killed in one run, and held frames of
+earlier modes for minutes.)  Loopback only: 127.0.0.1, nothing else.
 
 The guest asks for traffic through the run directory it shares with the
 host (the same way as tests/vm/monitor-agent):
@@ -25,12 +26,11 @@ host (the same way as tests/vm/monitor-agent):
 Frames are 60 bytes (64 with the FCS QEMU does not carry): IPv4 UDP from
 src to dst, source ports 10000 .. 10000+F-1 in turn.
 
-Usage: feed.py --eth1 PORT --eth2 PORT RUNDIR
+Usage: feed.py --to PORT --eth1-out PORT --eth2-out PORT RUNDIR
 """
 
 import argparse
 import os
-import select
 import socket
 import struct
 import sys
@@ -56,77 +56,53 @@ def frame(dmac, smac, src, dst, sport, dport, size=60):
     return mac(dmac) + mac(smac) + b"\x08\x00" + ip + udp + bytes(plen)
 
 
-def connect(port, deadline):
-    while True:
-        try:
-            return socket.create_connection(("127.0.0.1", port))
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)
-
-
-class Stream:
-    """One NIC's stream: frames out of the guest are read and counted."""
+class Sink:
+    """Frames out of one guest NIC, read and counted."""
 
     def __init__(self, port):
-        self.sock = connect(port, time.monotonic() + 120)
-        # Bound what is in flight when the feed stops.
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", port))
         self.out = 0
         threading.Thread(target=self.drain, daemon=True).start()
 
     def drain(self):
-        buf = b""
         while True:
-            data = self.sock.recv(65536)
-            if not data:
-                return
-            buf += data
-            while len(buf) >= 4:
-                n = struct.unpack("!I", buf[:4])[0]
-                if len(buf) < 4 + n:
-                    break
-                buf = buf[4 + n:]
-                self.out += 1
+            self.sock.recv(65536)
+            self.out += 1
 
 
 class Feeder:
-    def __init__(self, eth1, eth2):
-        self.eth1 = Stream(eth1)
-        self.eth2 = Stream(eth2)
+    def __init__(self, to, eth1_out, eth2_out):
+        self.dest = ("127.0.0.1", to)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.eth1 = Sink(eth1_out)
+        self.eth2 = Sink(eth2_out)
         self.thread = None
         self.running = False
         self.sent = 0
+        self.out0 = 0
 
     def start(self, opts):
         self.stop()
         flows = int(opts.get("flows", 1))
         frames = [frame(opts["dmac"], opts["smac"], opts["src"], opts["dst"],
                         10000 + i, int(opts["dport"])) for i in range(flows)]
-        # about 64 KiB per write, every flow in turn
-        per = max(1, 1000 // flows) * flows
-        chunk = b"".join(struct.pack("!I", len(f)) + f
-                         for f in (frames * (per // flows)))
         self.sent = 0
         self.out0 = self.eth2.out
         self.running = True
-        self.thread = threading.Thread(target=self.run, args=(chunk, per),
+        self.thread = threading.Thread(target=self.run, args=(frames,),
                                        daemon=True)
         self.thread.start()
 
-    def run(self, chunk, per):
-        # Whole chunks only: a stop waits for the one being written, so
-        # that the stream never ends inside a frame.
-        sock = self.eth1.sock
-        off = 0
-        while self.running or off:
-            if not select.select([], [sock], [], 0.2)[1]:
-                continue
-            off += sock.send(chunk[off:])
-            if off == len(chunk):
-                off = 0
-                self.sent += per
+    def run(self, frames):
+        send, dest, n, i = self.sock.sendto, self.dest, len(frames), 0
+        while self.running:
+            try:
+                send(frames[i % n], dest)
+                i += 1
+            except OSError:     # ECONNREFUSED after an ICMP error: go on
+                time.sleep(0.001)
+        self.sent = i
 
     def stop(self):
         if self.thread:
@@ -138,13 +114,14 @@ class Feeder:
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--eth1", type=int, required=True)
-    ap.add_argument("--eth2", type=int, required=True)
+    ap.add_argument("--to", type=int, required=True)
+    ap.add_argument("--eth1-out", type=int, required=True)
+    ap.add_argument("--eth2-out", type=int, required=True)
     ap.add_argument("rundir")
     args = ap.parse_args()
     d = os.path.join(args.rundir, "feed")
     os.makedirs(d, exist_ok=True)
-    feeder = Feeder(args.eth1, args.eth2)
+    feeder = Feeder(args.to, args.eth1_out, args.eth2_out)
     while os.path.isdir(d):
         for name in sorted(f for f in os.listdir(d) if f.endswith(".req")):
             path = os.path.join(d, name)
@@ -174,4 +151,4 @@ if __name__ == "__main__":
     try:
         sys.exit(main())
     except (OSError, EOFError):
-        sys.exit(0)             # QEMU ended: the streams closed
+        sys.exit(0)

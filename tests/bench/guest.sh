@@ -803,9 +803,10 @@ sec_netif() {
 #
 # Run by tests/bench/run in a guest of its own: one vCPU, QEMU's -icount
 # shift=0 (the guest clock advances exactly 1 ns per instruction executed),
-# eth1's backend a stream socket on 127.0.0.1 into which tests/bench/feed.py
-# writes frames from the host as fast as the guest takes them (TCP's flow
-# control), eth2's another one whose frames the feeder only counts.  The
+# eth1's backend a UDP socket on 127.0.0.1 into which tests/bench/feed.py
+# writes frames from the host as fast as it goes (what the guest cannot
+# take, the host's socket buffer drops), eth2's another one whose frames
+# the feeder only counts.  The
 # receive ring (1,024 entries) stays full, the vCPU never idles during a
 # window (busy_pct says so), NAPI polls 64 frames at a time, and the vCPU's non-idle guest
 # time (the window less the idle time the kernel measured,

@@ -541,8 +541,8 @@ def insn_section(md, csv, recs, missing, out):
     md.append("")
     md.append("A guest of one vCPU under QEMU's `-icount shift=0`: its clock advances 1 ns per "
               "instruction executed, so the vCPU's non-idle guest time is an instruction count. "
-              "tests/bench/feed.py writes 64-byte UDP frames from the host into eth1's stream "
-              "socket backend (127.0.0.1) as fast as the guest takes them; the receive ring "
+              "tests/bench/feed.py writes 64-byte UDP frames from the host into eth1's UDP "
+              "socket backend (127.0.0.1) as fast as it goes; the receive ring "
               "(1,024 entries) stays full and NAPI polls 64 frames at a time. insn/frame: the window's "
               "non-idle guest time (/proc/timer_list) over eth1's frames: driver, allocator, "
               "XDP, stack, nft/tc and whatever else the vCPU ran (timers, RCU), counted, not "
