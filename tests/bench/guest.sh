@@ -186,11 +186,20 @@ mark() {
 	echo "@mark $1" >&3
 }
 
-# xdp_decided DEV: frames XDP dropped or redirected on DEV (virtio-net's
-# ethtool counters, summed over queues).
+# rx_xdp DEV: "RECEIVED DECIDED": DEV's frames received, and dropped or
+# redirected by XDP (virtio-net's per-queue counters, one ethtool -S).
+rx_xdp() {
+	ethtool -S "$1" | awk '
+		$1 ~ /^rx(_queue_)?[0-9]+_packets:$/ { n += $2 }
+		$1 ~ /^rx(_queue_)?[0-9]+_xdp_(drops|redirects):$/ { d += $2 }
+		END { print n + 0, d + 0 }'
+}
+
+# xdp_decided DEV: frames XDP dropped or redirected on DEV.
 xdp_decided() {
-	ethtool -S "$1" |
-		awk '$1 ~ /^rx(_queue_)?[0-9]+_xdp_(drops|redirects):$/ { s += $2 } END { print s + 0 }'
+	local n d
+	read -r n d <<<"$(rx_xdp "$1")"
+	echo "$d"
 }
 
 # snap ID: S_T (us), S_RX (eth1 rx_packets), S_IDLE and S_BUSY (vCPU
@@ -868,15 +877,6 @@ insn_window() {
 			v["ns"] ? 100 * v["busy_ns"] / v["ns"] : 0,
 			all ? (y[2] - x[2]) / all : 0
 	}'
-}
-
-# rx_xdp DEV: "RECEIVED DECIDED": DEV's frames received, and dropped or
-# redirected by XDP (virtio-net's per-queue counters, one ethtool -S).
-rx_xdp() {
-	ethtool -S "$1" | awk '
-		$1 ~ /^rx(_queue_)?[0-9]+_packets:$/ { n += $2 }
-		$1 ~ /^rx(_queue_)?[0-9]+_xdp_(drops|redirects):$/ { d += $2 }
-		END { print n + 0, d + 0 }'
 }
 
 # insn_measure SEC MODE [KEY=VALUE...]: the windows of one rep of MODE.

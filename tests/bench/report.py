@@ -414,6 +414,14 @@ def main():
     return 1 if (check and missing) else 0
 
 
+def area_split(p, total):
+    """TOTAL (per frame) split over AREAS by perf record P's shares of the
+    vCPU's busy samples; None each without a total or busy samples."""
+    busy = 100.0 - (num(p.get("idle")) or 0.0)
+    return [total * (num(p.get(a)) or 0.0) / busy if busy > 0 and total else None
+            for a in AREAS]
+
+
 def perf_table(md, csv, perf, rows):
     """Per-area ns/frame of each (label, perf window, stats) row."""
     md.append("| mode | " + " | ".join(AREAS) + " |")
@@ -422,13 +430,8 @@ def perf_table(md, csv, perf, rows):
         p = perf.get(key)
         if not p:
             continue
-        idle = num(p.get("idle")) or 0.0
-        busy = 100.0 - idle
-        cpu = d["host"].median or d["cpu"].median
         cells = []
-        for a in AREAS:
-            share = num(p.get(a)) or 0.0
-            ns = cpu * share / busy if busy > 0 and cpu else None
+        for a, ns in zip(AREAS, area_split(p, d["host"].median or d["cpu"].median)):
             cells.append(fmt(ns))
             if ns is not None:
                 csv.append(f"perf,{label},,,{a}_ns,{ns:g},{ns:g},{ns:g},1")
@@ -663,10 +666,7 @@ def insn_plot(out, ins, recs):
         keys = [(m, m) for m in INSN_MODES] + [("fwd:" + m, m) for m in FWD_MODES]
         for i, (key, m) in enumerate(keys):
             total = ins[key, ioa]["insn"].median or 0
-            p = perf.get(m)
-            busy = 100.0 - (num(p.get("idle")) or 0.0) if p else 0
-            parts = [total * (num(p.get(a)) or 0.0) / busy if p and busy > 0 else 0.0
-                     for a in AREAS]
+            parts = [x or 0.0 for x in area_split(perf.get(m, {}), total)]
             rest = max(0.0, total - sum(parts))     # no perf window: all here
             lines.append(f'{i} "{m}" ' + " ".join(f"{x:.0f}" for x in parts + [rest]))
         blocks.append("\n".join(lines))
