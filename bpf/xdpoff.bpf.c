@@ -62,9 +62,9 @@ struct {
 	__type(value, struct xdpoff_flow_val);
 } xdpoff_flows SEC(".maps");
 
-#define FIELD_WORDS	(sizeof(struct xdpoff_fields) / sizeof(__u32))
 _Static_assert(sizeof(struct xdpoff_fields) % sizeof(__u32) == 0,
 	       "xdpoff_fields must be a whole number of words");
+_Static_assert(XDPOFF_FIELD_WORDS <= 32, "xdpoff_mask.words is too narrow");
 _Static_assert((XDPOFF_MAX_STAGES & (XDPOFF_MAX_STAGES - 1)) == 0,
 	       "XDPOFF_MAX_STAGES must be a power of two");
 
@@ -261,19 +261,43 @@ static __noinline int xdpoff_parse(struct xdp_md *ctx,
 	return f->flags & XDPOFF_F_VLAN ? XDPOFF_U_ETYPE : 0;
 }
 
-static __always_inline void mask_fields(struct xdpoff_rule_key *key,
-					const struct xdpoff_fields *f,
-					const struct xdpoff_mask *m)
+/*
+ * The rule of mask @m that matches @f, if any: the rules hash looked up
+ * with the hash of only the words @m uses, then those words compared with
+ * the rule's.  @key is the caller's scratch space.  The words are read
+ * as volatile: the compiler would keep them all in registers across the
+ * map lookup (and the mask loop), and spill them past the stack's 512
+ * bytes.
+ */
+static __always_inline struct xdpoff_rule_val *
+lookup_rule(const struct xdpoff_fields *f, const struct xdpoff_mask *m,
+	    __u64 seed, struct xdpoff_rule_key *key)
 {
-	const __u32 *src = (const __u32 *)f;
-	const __u32 *msk = (const __u32 *)&m->mask;
-	__u32 *dst = (__u32 *)&key->fields;
+	const volatile __u32 *src = (const volatile __u32 *)f;
+	const volatile __u32 *msk = (const volatile __u32 *)&m->mask;
+	const volatile __u32 *words = &m->words;
+	struct xdpoff_rule_val *val;
+	const __u32 *v;
+	__u64 h;
 	int i;
 
+	h = xdpoff_hash_start(seed, m->id);
 #pragma unroll
-	for (i = 0; i < FIELD_WORDS; i++)
-		dst[i] = src[i] & msk[i];
+	for (i = 0; i < XDPOFF_FIELD_WORDS; i++)
+		if (*words & (1U << i))
+			h = xdpoff_hash_word(h, src[i] & msk[i]);
 	key->mask_id = m->id;
+	key->pad = 0;
+	key->hash = h;
+	val = bpf_map_lookup_elem(&xdpoff_rules, key);
+	if (!val)
+		return NULL;
+	v = (const __u32 *)&val->fields;
+#pragma unroll
+	for (i = 0; i < XDPOFF_FIELD_WORDS; i++)
+		if ((*words & (1U << i)) && (src[i] & msk[i]) != v[i])
+			return NULL;
+	return val;
 }
 
 /*
@@ -683,6 +707,7 @@ int xdpoff_xdp(struct xdp_md *ctx)
 	struct xdpoff_meta *meta;
 	struct stage_best best;
 	__u32 zero = 0, i, nr, v = 0, act;
+	__u64 seed;
 	int unknown;
 
 	meta = bpf_map_lookup_elem(&xdpoff_meta, &zero);
@@ -705,6 +730,7 @@ int xdpoff_xdp(struct xdp_md *ctx)
 		return bpf_redirect(flow->ifindex, 0);
 	}
 
+	seed = meta->seed;
 	unknown = xdpoff_parse(ctx, &f);
 	if (unknown < 0)
 		return XDP_PASS;
@@ -734,8 +760,7 @@ int xdpoff_xdp(struct xdp_md *ctx)
 		}
 		if (m->ranges && out_of_range(m, &f))
 			continue;
-		mask_fields(key, &f, m);
-		val = bpf_map_lookup_elem(&xdpoff_rules, key);
+		val = lookup_rule(&f, m, seed, key);
 		if (!val)
 			continue;
 		st = val->stage & (XDPOFF_MAX_STAGES - 1);
@@ -806,10 +831,8 @@ int xdpoff_xdp(struct xdp_md *ctx)
 		__u32 slot = INFO_MASK(best.info[v]);
 
 		m = bpf_map_lookup_elem(&xdpoff_masks, &slot);
-		if (m) {
-			mask_fields(key, &f, m);
-			val = bpf_map_lookup_elem(&xdpoff_rules, key);
-		}
+		if (m)
+			val = lookup_rule(&f, m, seed, key);
 		/* The rule went away meanwhile, or no room to edit. */
 		if (!val || val->order != verdict_order || rewrite(ctx, val))
 			act = XDPOFF_ACT_SOFTWARE;

@@ -89,6 +89,7 @@ struct xdpoff_dev {
 	struct bpf_map		*flows;
 	u32			max_rules;
 	u32			max_flows;
+	u64			seed;		/* xdpoff_meta.seed */
 
 	struct xdpoff_mask_slot	mask_slots[XDPOFF_MAX_MASKS];
 	u32			nr_masks;	/* highest used slot + 1 */
@@ -182,14 +183,18 @@ struct xdpoff_tc_mask {
 	u32			refcnt;
 };
 
-/* One offloaded rule on one device: the driver's shadow of its entry. */
+/*
+ * One offloaded rule on one device: the driver's shadow of its entry.
+ * Rules with the same mask and masked fields share the entry; the
+ * earliest owns it.  by_key hashes the map key.
+ */
 struct xdpoff_rule {
 	struct hlist_node	cookie_node;
 	struct hlist_node	key_node;
 	unsigned long		cookie;
 	struct xdpoff_port	*port;
-	struct xdpoff_rule_key	key;
-	struct xdpoff_rule_val	val;
+	struct xdpoff_rule_key	key;		/* of the map entry */
+	struct xdpoff_rule_val	val;		/* val.fields: its fields */
 	u32			mask_slot;
 	struct xdpoff_dev	*fwd_dev;	/* redirect target, referenced */
 	bool			never;		/* cannot match on this device */

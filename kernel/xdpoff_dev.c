@@ -76,6 +76,7 @@ int xdpoff_dev_attach(struct net_device *netdev,
 		return -ENOMEM;
 	xdev->max_rules = maps[XDPOFF_MAPI_RULES]->max_entries;
 	xdev->max_flows = maps[XDPOFF_MAPI_FLOWS]->max_entries;
+	xdev->seed = get_random_u64();
 	xdev->stats_used = bitmap_zalloc(xdev->max_rules, GFP_KERNEL);
 	if (!xdev->stats_used) {
 		kfree(xdev);

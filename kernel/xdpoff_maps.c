@@ -147,6 +147,7 @@ static int xdpoff_meta_restore(struct xdpoff_dev *xdev)
 		.nr_masks = xdev->hold ? 0 : xdev->nr_masks,
 		.software_from = xdpoff_dev_software_from(xdev),
 		.ft_order = xdev->hold ? XDPOFF_ORDER_NONE : xdev->ft_order,
+		.seed = xdev->seed,
 	};
 	u32 zero = 0;
 
@@ -185,6 +186,7 @@ static int xdpoff_mask_write(struct xdpoff_dev *xdev, u32 slot, bool active)
 
 	memset(&m, 0, sizeof(m));
 	m.mask = ms->mask;
+	m.words = xdpoff_mask_words(&ms->mask);
 	m.id = ms->id;
 	m.active = active;
 	m.needs = ms->needs;

@@ -10,14 +10,19 @@
 
 #include <linux/bitmap.h>
 #include <linux/bpf.h>
-#include <linux/jhash.h>
 #include <linux/slab.h>
 
 #include "xdpoff.h"
 
-static u32 xdpoff_key_hash(const struct xdpoff_rule_key *key)
+static u32 xdpoff_by_key_hash(const struct xdpoff_rule_key *key)
 {
-	return jhash(key, sizeof(*key), 0);
+	return (u32)key->hash ^ key->mask_id;
+}
+
+static bool xdpoff_same_key(const struct xdpoff_rule_key *a,
+			    const struct xdpoff_rule_key *b)
+{
+	return a->mask_id == b->mask_id && a->hash == b->hash;
 }
 
 struct xdpoff_rule *xdpoff_rule_find(struct xdpoff_dev *xdev,
@@ -31,25 +36,49 @@ struct xdpoff_rule *xdpoff_rule_find(struct xdpoff_dev *xdev,
 	return NULL;
 }
 
-/* The rule that owns the map entry of @key, and the best other one. */
-static void xdpoff_key_rules(struct xdpoff_dev *xdev,
-			     const struct xdpoff_rule_key *key,
-			     const struct xdpoff_rule *skip,
+/*
+ * Of the rules with @r's map key: the one that owns the entry and the
+ * best other one with @r's fields.  Returns false if the owner has other
+ * fields: two rules' fields hash alike, and @r cannot have the entry.
+ */
+static bool xdpoff_key_rules(struct xdpoff_dev *xdev,
+			     const struct xdpoff_rule *r,
 			     struct xdpoff_rule **owner,
 			     struct xdpoff_rule **best)
 {
-	struct xdpoff_rule *r;
+	struct xdpoff_rule *o;
+	bool ok = true;
 
 	*owner = NULL;
 	*best = NULL;
-	hash_for_each_possible(xdev->by_key, r, key_node, xdpoff_key_hash(key)) {
-		if (r == skip || memcmp(&r->key, key, sizeof(*key)))
+	hash_for_each_possible(xdev->by_key, o, key_node,
+			       xdpoff_by_key_hash(&r->key)) {
+		if (o == r || !xdpoff_same_key(&o->key, &r->key))
 			continue;
-		if (r->installed)
-			*owner = r;
-		if (!*best || r->val.order < (*best)->val.order)
-			*best = r;
+		if (memcmp(&o->val.fields, &r->val.fields,
+			   sizeof(r->val.fields))) {
+			if (o->installed)
+				ok = false;
+			continue;
+		}
+		if (o->installed)
+			*owner = o;
+		if (!*best || o->val.order < (*best)->val.order)
+			*best = o;
 	}
+	return ok;
+}
+
+/* Bits of the rule's key outside its mask: software never matches it. */
+static bool xdpoff_key_outside_mask(const struct xdpoff_match *m)
+{
+	const u32 *k = (const u32 *)&m->key, *mk = (const u32 *)&m->mask;
+	u32 i;
+
+	for (i = 0; i < XDPOFF_FIELD_WORDS; i++)
+		if (k[i] & ~mk[i])
+			return true;
+	return false;
 }
 
 /*
@@ -114,7 +143,11 @@ static int xdpoff_rule_install(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
 	struct xdpoff_rule *owner, *best;
 	int err;
 
-	xdpoff_key_rules(xdev, &r->key, NULL, &owner, &best);
+	if (!xdpoff_key_rules(xdev, r, &owner, &best)) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "rule key hash collides with another rule of its mask");
+		return -EEXIST;
+	}
 	if (owner && owner->val.order < r->val.order)
 		return 0;
 
@@ -149,7 +182,7 @@ static int __xdpoff_rule_add(struct xdpoff_port *port,
 		return -ENOMEM;
 	r->cookie = br->cookie;
 	r->port = port;
-	r->never = xdpoff_never(xdev, m);
+	r->never = xdpoff_never(xdev, m) || xdpoff_key_outside_mask(m);
 	r->val = m->val;
 	r->val.stage = port->stage;
 	r->val.order = xdpoff_rule_order(port, br);
@@ -168,8 +201,10 @@ static int __xdpoff_rule_add(struct xdpoff_port *port,
 			      m->needs, r->val.order, &r->mask_slot, extack);
 	if (err)
 		goto err_unfwd;
+	r->val.fields = m->key;
 	r->key.mask_id = xdev->mask_slots[r->mask_slot].id;
-	r->key.fields = m->key;
+	r->key.hash = xdpoff_key_hash(xdev->seed, r->key.mask_id,
+				      xdpoff_mask_words(&m->mask), &m->key);
 
 	err = xdpoff_stats_alloc(xdev, &r->val.stats_slot);
 	if (err) {
@@ -180,7 +215,7 @@ static int __xdpoff_rule_add(struct xdpoff_port *port,
 	err = xdpoff_rule_install(xdev, r, extack);
 	if (err)
 		goto err_free_stats;
-	hash_add(xdev->by_key, &r->key_node, xdpoff_key_hash(&r->key));
+	hash_add(xdev->by_key, &r->key_node, xdpoff_by_key_hash(&r->key));
 out_add:
 	spin_lock(&xdpoff_stats_lock);
 	hash_add(xdev->by_cookie, &r->cookie_node, r->cookie);
@@ -227,7 +262,7 @@ void xdpoff_rule_del(struct xdpoff_dev *xdev, struct xdpoff_rule *r)
 
 	hash_del(&r->key_node);
 	if (r->installed) {
-		xdpoff_key_rules(xdev, &r->key, r, &owner, &best);
+		xdpoff_key_rules(xdev, r, &owner, &best);
 		if (best && !xdpoff_map_update(xdev->rules, &best->key,
 					       &best->val, BPF_EXIST))
 			best->installed = true;

@@ -181,7 +181,7 @@ static void sb_u16(struct sbuf *b, const char *proto, const char *field,
  */
 static void format_match(const struct rule *r, char *out, size_t size)
 {
-	const struct xdpoff_fields *v = &r->key.fields, *m = r->mask;
+	const struct xdpoff_fields *v = &r->val.fields, *m = r->mask;
 	bool ports = m->sport || m->dport;
 	bool addrs = !is_zero(m->saddr, sizeof(m->saddr)) ||
 		     !is_zero(m->daddr, sizeof(m->daddr));

@@ -96,7 +96,7 @@ static void json_num(bool *first, const char *key, unsigned int v,
 
 static void print_match_json(const struct rule *r)
 {
-	const struct xdpoff_fields *v = &r->key.fields, *m = r->mask;
+	const struct xdpoff_fields *v = &r->val.fields, *m = r->mask;
 	bool first = true;
 
 	putchar('{');

@@ -9,10 +9,11 @@
  *
  * Classification is a tuple-space search.  Every distinct mask the module
  * has seen occupies one slot of the masks map; a rule is one entry of the
- * rules hash, keyed by (mask id, frame fields & mask).  The XDP program
- * masks the parsed frame with every active mask, looks each result up and
- * keeps the match with the lowest order: the earliest rule wins, as in
- * software.
+ * rules hash, keyed by (mask id, hash of frame fields & mask), its value
+ * holding the masked fields themselves.  The XDP program masks the parsed
+ * frame with every active mask, hashes only the words the mask uses, looks
+ * the result up, compares the fields and keeps the match with the lowest
+ * order: the earliest rule wins, as in software.
  */
 #ifndef __XDPOFF_XDPOFF_H
 #define __XDPOFF_XDPOFF_H
@@ -102,11 +103,64 @@ struct xdpoff_fields {
 	__u16	pad;
 };
 
-/* Key of the rules hash: mask id plus the masked frame fields. */
+#define XDPOFF_FIELD_WORDS	(sizeof(struct xdpoff_fields) / sizeof(__u32))
+
+/*
+ * Key of the rules hash: the mask id and xdpoff_key_hash() of the masked
+ * frame fields.  16 bytes, so the map's own hash of the key is cheap for
+ * the XDP program; the fields are compared in the value.
+ */
 struct xdpoff_rule_key {
-	__u32			mask_id;
-	struct xdpoff_fields	fields;
+	__u32	mask_id;
+	__u32	pad;
+	__u64	hash;
 };
+
+/*
+ * The hash of a rule key: over the words of struct xdpoff_fields that its
+ * mask uses (xdpoff_mask.words), in order, from a per-device random seed
+ * (xdpoff_meta.seed).  Each step is a bijection of the state for a given
+ * word, so two rules of a mask that differ in one word only never collide;
+ * the module refuses a rule whose key another rule's fields hold.
+ */
+#define XDPOFF_HASH_MUL		0x9e3779b97f4a7c15ULL
+
+static inline __u64 xdpoff_hash_start(__u64 seed, __u32 mask_id)
+{
+	return (seed ^ mask_id) * XDPOFF_HASH_MUL;
+}
+
+static inline __u64 xdpoff_hash_word(__u64 h, __u32 w)
+{
+	h = (h ^ w) * XDPOFF_HASH_MUL;
+	return h ^ (h >> 32);
+}
+
+/* Bit i set: word i of the mask is not zero. */
+static inline __u32 xdpoff_mask_words(const struct xdpoff_fields *mask)
+{
+	const __u32 *m = (const __u32 *)mask;
+	__u32 i, words = 0;
+
+	for (i = 0; i < XDPOFF_FIELD_WORDS; i++)
+		if (m[i])
+			words |= 1U << i;
+	return words;
+}
+
+/* @fields already masked. */
+static inline __u64 xdpoff_key_hash(__u64 seed, __u32 mask_id, __u32 words,
+				    const struct xdpoff_fields *fields)
+{
+	const __u32 *f = (const __u32 *)fields;
+	__u64 h = xdpoff_hash_start(seed, mask_id);
+	__u32 i;
+
+	for (i = 0; i < XDPOFF_FIELD_WORDS; i++)
+		if (words & (1U << i))
+			h = xdpoff_hash_word(h, f[i]);
+	return h;
+}
 
 /* Rule actions. */
 enum xdpoff_action {
@@ -147,6 +201,7 @@ struct xdpoff_rule_val {
 	__u8	eth_keep[12];	/* dst, src */
 	__u8	eth_val[12];
 	__u16	pad;
+	struct xdpoff_fields fields; /* the rule's: frame fields & mask */
 };
 
 /* Value of the masks array; slots [0, xdpoff_meta.nr_masks) are scanned. */
@@ -161,8 +216,10 @@ struct xdpoff_mask {
 	 * the rules of one range; the ranged port is masked out of the key.
 	 */
 	__u32			ranges;	/* bit 0: sport, bit 1: dport */
+	__u32			words;	/* xdpoff_mask_words(&mask) */
 	__u16			sport_min, sport_max;
 	__u16			dport_min, dport_max;
+	__u32			pad;
 	__u64			min_order; /* no rule of the mask is earlier */
 };
 #define XDPOFF_RANGE_SPORT	(1U << 0)
@@ -186,6 +243,7 @@ struct xdpoff_meta {
 	 * XDPOFF_ORDER_NONE: no flowtable is bound to the device.
 	 */
 	__u64	ft_order;
+	__u64	seed;		/* of xdpoff_key_hash(), random per device */
 };
 #define XDPOFF_ORDER_NONE	(~0ULL)
 

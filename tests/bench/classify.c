@@ -87,7 +87,8 @@ static int fill(struct xdpoff_bpf *skel, unsigned int rules,
 	int meta_fd = bpf_map__fd(skel->maps.xdpoff_meta);
 	struct xdpoff_meta meta = { .nr_masks = masks,
 				     .software_from = XDPOFF_ORDER_NONE,
-				     .ft_order = XDPOFF_ORDER_NONE };
+				     .ft_order = XDPOFF_ORDER_NONE,
+				     .seed = 0x5eed0f0ff10adULL };
 	struct xdpoff_fields frame = {}, mask[XDPOFF_MAX_MASKS];
 	unsigned int i, j, zero = 0;
 
@@ -110,6 +111,7 @@ static int fill(struct xdpoff_bpf *skel, unsigned int rules,
 
 		mask_of_slot(&mask[i], i);
 		m.mask = mask[i];
+		m.words = xdpoff_mask_words(&mask[i]);
 		if (bpf_map_update_elem(masks_fd, &i, &m, BPF_ANY))
 			return -errno;
 	}
@@ -129,7 +131,10 @@ static int fill(struct xdpoff_bpf *skel, unsigned int rules,
 
 		if (j != rules - 1)
 			f.daddr[0] = htonl(0x0a000000 + j);
-		fields_and(&key.fields, &f, &mask[slot]);
+		fields_and(&val.fields, &f, &mask[slot]);
+		key.hash = xdpoff_key_hash(meta.seed, key.mask_id,
+					   xdpoff_mask_words(&mask[slot]),
+					   &val.fields);
 		if (bpf_map_update_elem(rules_fd, &key, &val, BPF_NOEXIST)) {
 			fprintf(stderr, "classify: rule %u: %s\n", j,
 				strerror(errno));
@@ -139,7 +144,8 @@ static int fill(struct xdpoff_bpf *skel, unsigned int rules,
 
 	for (i = 0; i < masks; i++) {
 		struct xdpoff_mask m = { .mask = mask[i], .id = i + 1,
-					 .active = 1 };
+					 .active = 1,
+					 .words = xdpoff_mask_words(&mask[i]) };
 
 		if (bpf_map_update_elem(masks_fd, &i, &m, BPF_ANY))
 			return -errno;
