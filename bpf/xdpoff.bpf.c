@@ -56,6 +56,13 @@ struct {
 } xdpoff_stats SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XDPOFF_FILTER_ENTRIES);
+	__type(key, __u32);
+	__type(value, __u64);
+} xdpoff_filter SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, XDPOFF_DEFAULT_MAX_FLOWS);
 	__type(key, struct xdpoff_flow_key);
@@ -262,23 +269,24 @@ static __noinline int xdpoff_parse(struct xdp_md *ctx,
 }
 
 /*
- * The rule of mask @m that matches @f, if any: the rules hash looked up
- * with the hash of only the words @m uses, then those words compared with
- * the rule's.  @key is the caller's scratch space.  The words are read
+ * The rule of mask @m (in @slot) that matches @f, if any: the hash of only
+ * the words @m uses, its bit in the slot's filter, the rules hash looked
+ * up, then those words compared with the rule's.  @key is the caller's scratch space.  The words are read
  * as volatile: the compiler would keep them all in registers across the
  * map lookup (and the mask loop), and spill them past the stack's 512
  * bytes.
  */
 static __always_inline struct xdpoff_rule_val *
 lookup_rule(const struct xdpoff_fields *f, const struct xdpoff_mask *m,
-	    __u64 seed, struct xdpoff_rule_key *key)
+	    __u32 slot, __u64 seed, struct xdpoff_rule_key *key)
 {
 	const volatile __u32 *src = (const volatile __u32 *)f;
 	const volatile __u32 *msk = (const volatile __u32 *)&m->mask;
 	const volatile __u32 *words = &m->words;
 	struct xdpoff_rule_val *val;
 	const __u32 *v;
-	__u64 h;
+	__u64 h, *bits;
+	__u32 idx;
 	int i;
 
 	h = xdpoff_hash_start(seed, m->id);
@@ -286,6 +294,10 @@ lookup_rule(const struct xdpoff_fields *f, const struct xdpoff_mask *m,
 	for (i = 0; i < XDPOFF_FIELD_WORDS; i++)
 		if (*words & (1U << i))
 			h = xdpoff_hash_word(h, src[i] & msk[i]);
+	idx = xdpoff_filter_index(slot, h);
+	bits = bpf_map_lookup_elem(&xdpoff_filter, &idx);
+	if (!bits || !(*bits & xdpoff_filter_bit(h)))
+		return NULL;
 	key->mask_id = m->id;
 	key->pad = 0;
 	key->hash = h;
@@ -571,9 +583,18 @@ static __always_inline int ft_classify(struct xdp_md *ctx,
 	/* Over the route's MTU; a FIN or RST (software tears down). */
 	if (data_end - data - ETH_HLEN > val->mtu)
 		return FT_UNSURE;
-	if (proto == IPPROTO_TCP &&
-	    (((struct tcphdr *)l4)->fin || ((struct tcphdr *)l4)->rst))
-		return FT_UNSURE;
+	/*
+	 * The bound again: the compiler may keep hdrsize and proto apart,
+	 * and the verifier then sees a TCP read bounded by a UDP header.
+	 */
+	if (proto == IPPROTO_TCP) {
+		struct tcphdr *th = l4;
+
+		if ((void *)(th + 1) > data_end)
+			return FT_NONE;
+		if (th->fin || th->rst)
+			return FT_UNSURE;
+	}
 	*valp = val;
 	return FT_HIT;
 }
@@ -760,7 +781,7 @@ int xdpoff_xdp(struct xdp_md *ctx)
 		}
 		if (m->ranges && out_of_range(m, &f))
 			continue;
-		val = lookup_rule(&f, m, seed, key);
+		val = lookup_rule(&f, m, i, seed, key);
 		if (!val)
 			continue;
 		st = val->stage & (XDPOFF_MAX_STAGES - 1);
@@ -832,7 +853,7 @@ int xdpoff_xdp(struct xdp_md *ctx)
 
 		m = bpf_map_lookup_elem(&xdpoff_masks, &slot);
 		if (m)
-			val = lookup_rule(&f, m, seed, key);
+			val = lookup_rule(&f, m, slot, seed, key);
 		/* The rule went away meanwhile, or no room to edit. */
 		if (!val || val->order != verdict_order || rewrite(ctx, val))
 			act = XDPOFF_ACT_SOFTWARE;

@@ -48,6 +48,7 @@ enum {
 	XDPOFF_MAPI_META,
 	XDPOFF_MAPI_STATS,
 	XDPOFF_MAPI_FLOWS,
+	XDPOFF_MAPI_FILTER,
 	XDPOFF_NR_MAPS,
 };
 
@@ -71,6 +72,13 @@ struct xdpoff_mask_slot {
 	u32			id;		/* slot + 1 */
 	u32			refcnt;		/* rules using it; 0: free */
 	bool			used_before;	/* reuse needs a grace period */
+	/*
+	 * The slot's part of the filter map, and per filter bit the number
+	 * of rules map entries of the slot whose hash sets it.  Allocated
+	 * with the slot's first use, kept until the device goes.
+	 */
+	u64			*filter;	/* XDPOFF_FILTER_WORDS */
+	u32			*filter_refs;	/* 1 << XDPOFF_FILTER_BITS */
 };
 
 /* A device handed over by `xdpoff attach`. */
@@ -87,6 +95,7 @@ struct xdpoff_dev {
 	struct bpf_map		*meta;
 	struct bpf_map		*stats;
 	struct bpf_map		*flows;
+	struct bpf_map		*filter;
 	u32			max_rules;
 	u32			max_flows;
 	u64			seed;		/* xdpoff_meta.seed */
@@ -292,6 +301,9 @@ int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
 		    const struct xdpoff_range *range, u32 needs, u64 order,
 		    u32 *slot, struct netlink_ext_ack *extack);
 void xdpoff_mask_put(struct xdpoff_dev *xdev, u32 slot);
+void xdpoff_filter_get(struct xdpoff_dev *xdev, u32 slot, u64 hash);
+void xdpoff_filter_put(struct xdpoff_dev *xdev, u32 slot, u64 hash);
+void xdpoff_filter_free(struct xdpoff_dev *xdev);
 int xdpoff_stats_alloc(struct xdpoff_dev *xdev, u32 *slot);
 void xdpoff_stats_free(struct xdpoff_dev *xdev, u32 slot);
 void xdpoff_stats_read(struct xdpoff_dev *xdev, u32 slot,

@@ -95,6 +95,7 @@ int xdpoff_dev_attach(struct net_device *netdev,
 	xdev->meta = maps[XDPOFF_MAPI_META];
 	xdev->stats = maps[XDPOFF_MAPI_STATS];
 	xdev->flows = maps[XDPOFF_MAPI_FLOWS];
+	xdev->filter = maps[XDPOFF_MAPI_FILTER];
 	xdev->ifindex = netdev->ifindex;
 	strscpy(xdev->ifname, netdev->name, IFNAMSIZ);
 	netdev_hold(netdev, &xdev->dev_tracker, GFP_KERNEL);

@@ -33,6 +33,9 @@ static const struct xdpoff_map_spec xdpoff_map_specs[XDPOFF_NR_MAPS] = {
 	{ BPF_MAP_TYPE_HASH,
 	  sizeof(struct xdpoff_flow_key), sizeof(struct xdpoff_flow_val),
 	  KBUILD_MODNAME ": flows map has the wrong type, key or value size" },
+	{ BPF_MAP_TYPE_ARRAY,
+	  sizeof(u32), sizeof(u64),
+	  KBUILD_MODNAME ": filter map has the wrong type, key or value size" },
 };
 
 int xdpoff_maps_validate(struct bpf_map *maps[XDPOFF_NR_MAPS],
@@ -52,6 +55,10 @@ int xdpoff_maps_validate(struct bpf_map *maps[XDPOFF_NR_MAPS],
 	}
 	if (maps[XDPOFF_MAPI_MASKS]->max_entries != XDPOFF_MAX_MASKS) {
 		NL_SET_ERR_MSG_MOD(extack, "masks map has the wrong size");
+		return -EINVAL;
+	}
+	if (maps[XDPOFF_MAPI_FILTER]->max_entries != XDPOFF_FILTER_ENTRIES) {
+		NL_SET_ERR_MSG_MOD(extack, "filter map has the wrong size");
 		return -EINVAL;
 	}
 	if (maps[XDPOFF_MAPI_STATS]->max_entries <
@@ -259,6 +266,20 @@ int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
 	}
 
 	ms = &xdev->mask_slots[free];
+	if (!ms->filter) {
+		ms->filter = kvcalloc(XDPOFF_FILTER_WORDS, sizeof(u64),
+				      GFP_KERNEL);
+		ms->filter_refs = kvcalloc(1U << XDPOFF_FILTER_BITS,
+					   sizeof(u32), GFP_KERNEL);
+		if (!ms->filter || !ms->filter_refs) {
+			kvfree(ms->filter);
+			kvfree(ms->filter_refs);
+			ms->filter = NULL;
+			ms->filter_refs = NULL;
+			NL_SET_ERR_MSG_MOD(extack, "out of memory for a mask's filter");
+			return -ENOMEM;
+		}
+	}
 	if (ms->used_before)
 		synchronize_rcu();
 	ms->mask = *mask;
@@ -296,6 +317,47 @@ err_clear:
 err_msg:
 	NL_SET_ERR_MSG_MOD(extack, "failed to write the masks map");
 	return err;
+}
+
+/*
+ * The filter bit of @hash in @slot: set with the first rules map entry of
+ * the slot whose hash has it, before the entry is written; cleared after
+ * the last such entry is deleted.  Writes of one u64 array element, which
+ * cannot fail (no fault injection); a frame reading it while it is
+ * written sees the bit before or after, and the other bits unchanged.
+ */
+void xdpoff_filter_get(struct xdpoff_dev *xdev, u32 slot, u64 hash)
+{
+	struct xdpoff_mask_slot *ms = &xdev->mask_slots[slot];
+	u32 bit = xdpoff_filter_bitno(hash), idx;
+
+	if (ms->filter_refs[bit]++)
+		return;
+	ms->filter[bit / 64] |= xdpoff_filter_bit(hash);
+	idx = xdpoff_filter_index(slot, hash);
+	xdpoff_map_write(xdev->filter, &idx, &ms->filter[bit / 64], BPF_ANY);
+}
+
+void xdpoff_filter_put(struct xdpoff_dev *xdev, u32 slot, u64 hash)
+{
+	struct xdpoff_mask_slot *ms = &xdev->mask_slots[slot];
+	u32 bit = xdpoff_filter_bitno(hash), idx;
+
+	if (WARN_ON_ONCE(!ms->filter_refs[bit]) || --ms->filter_refs[bit])
+		return;
+	ms->filter[bit / 64] &= ~xdpoff_filter_bit(hash);
+	idx = xdpoff_filter_index(slot, hash);
+	xdpoff_map_write(xdev->filter, &idx, &ms->filter[bit / 64], BPF_ANY);
+}
+
+void xdpoff_filter_free(struct xdpoff_dev *xdev)
+{
+	int i;
+
+	for (i = 0; i < XDPOFF_MAX_MASKS; i++) {
+		kvfree(xdev->mask_slots[i].filter);
+		kvfree(xdev->mask_slots[i].filter_refs);
+	}
 }
 
 /*

@@ -25,6 +25,7 @@ static const struct nla_policy xdpoff_nl_policy[XDPOFF_ATTR_MAX + 1] = {
 	[XDPOFF_ATTR_LAST_ERROR] = { .type = NLA_REJECT },
 	[XDPOFF_ATTR_FLOWS_FD]	= { .type = NLA_U32 },
 	[XDPOFF_ATTR_NR_FLOWS]	= { .type = NLA_REJECT },
+	[XDPOFF_ATTR_FILTER_FD]	= { .type = NLA_U32 },
 };
 
 static const int xdpoff_fd_attrs[XDPOFF_NR_MAPS] = {
@@ -33,6 +34,7 @@ static const int xdpoff_fd_attrs[XDPOFF_NR_MAPS] = {
 	[XDPOFF_MAPI_META]	= XDPOFF_ATTR_META_FD,
 	[XDPOFF_MAPI_STATS]	= XDPOFF_ATTR_STATS_FD,
 	[XDPOFF_MAPI_FLOWS]	= XDPOFF_ATTR_FLOWS_FD,
+	[XDPOFF_MAPI_FILTER]	= XDPOFF_ATTR_FILTER_FD,
 };
 
 static struct genl_family xdpoff_nl_family;

@@ -151,8 +151,13 @@ static int xdpoff_rule_install(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
 	if (owner && owner->val.order < r->val.order)
 		return 0;
 
+	/* A new entry: its filter bit first, so no frame misses it. */
+	if (!owner)
+		xdpoff_filter_get(xdev, r->mask_slot, r->key.hash);
 	err = xdpoff_map_update(xdev->rules, &r->key, &r->val, BPF_ANY);
 	if (err) {
+		if (!owner)
+			xdpoff_filter_put(xdev, r->mask_slot, r->key.hash);
 		NL_SET_ERR_MSG_MOD(extack, "failed to write the rules map");
 		return err;
 	}
@@ -264,10 +269,12 @@ void xdpoff_rule_del(struct xdpoff_dev *xdev, struct xdpoff_rule *r)
 	if (r->installed) {
 		xdpoff_key_rules(xdev, r, &owner, &best);
 		if (best && !xdpoff_map_update(xdev->rules, &best->key,
-					       &best->val, BPF_EXIST))
+					       &best->val, BPF_EXIST)) {
 			best->installed = true;
-		else
+		} else {
 			xdpoff_map_delete(xdev->rules, &r->key);
+			xdpoff_filter_put(xdev, r->mask_slot, r->key.hash);
+		}
 	}
 	xdpoff_stats_free(xdev, r->val.stats_slot);
 	xdpoff_mask_put(xdev, r->mask_slot);
@@ -320,7 +327,10 @@ static void xdpoff_dev_release(struct kref *ref)
 	bpf_map_put(xdev->masks);
 	bpf_map_put(xdev->meta);
 	bpf_map_put(xdev->stats);
+	bpf_map_put(xdev->flows);
+	bpf_map_put(xdev->filter);
 	bitmap_free(xdev->stats_used);
+	xdpoff_filter_free(xdev);
 	for (i = 0; i < XDPOFF_MAX_MASKS; i++)
 		WARN_ON_ONCE(xdev->mask_slots[i].refcnt);
 	kfree(xdev);

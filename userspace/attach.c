@@ -30,6 +30,7 @@ static const int pin_attrs[NR_MAPS] = {
 	[PIN_META]	= XDPOFF_ATTR_META_FD,
 	[PIN_STATS]	= XDPOFF_ATTR_STATS_FD,
 	[PIN_FLOWS]	= XDPOFF_ATTR_FLOWS_FD,
+	[PIN_FILTER]	= XDPOFF_ATTR_FILTER_FD,
 };
 
 /* ---- helpers ---------------------------------------------------------- */

@@ -19,6 +19,7 @@ const char *const pin_names[NR_PINS] = {
 	[PIN_META]	= XDPOFF_MAP_META,
 	[PIN_STATS]	= XDPOFF_MAP_STATS,
 	[PIN_FLOWS]	= XDPOFF_MAP_FLOWS,
+	[PIN_FILTER]	= XDPOFF_MAP_FILTER,
 	[PIN_PROG]	= "prog",
 };
 

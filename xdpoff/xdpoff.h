@@ -13,7 +13,9 @@
  * holding the masked fields themselves.  The XDP program masks the parsed
  * frame with every active mask, hashes only the words the mask uses, looks
  * the result up, compares the fields and keeps the match with the lowest
- * order: the earliest rule wins, as in software.
+ * order: the earliest rule wins, as in software.  A bit filter per mask
+ * (xdpoff_filter) says which hashes some rule of the mask has, so a mask
+ * the frame cannot match costs no hash map lookup, mostly.
  */
 #ifndef __XDPOFF_XDPOFF_H
 #define __XDPOFF_XDPOFF_H
@@ -24,6 +26,7 @@
 #define XDPOFF_MAP_META		"xdpoff_meta"
 #define XDPOFF_MAP_STATS	"xdpoff_stats"
 #define XDPOFF_MAP_FLOWS	"xdpoff_flows"
+#define XDPOFF_MAP_FILTER	"xdpoff_filter"
 
 /* Where `xdpoff attach DEV` pins the maps: XDPOFF_PIN_ROOT/DEV/<map name> */
 #define XDPOFF_PIN_ROOT		"/sys/fs/bpf/xdpoff"
@@ -134,6 +137,32 @@ static inline __u64 xdpoff_hash_word(__u64 h, __u32 w)
 {
 	h = (h ^ w) * XDPOFF_HASH_MUL;
 	return h ^ (h >> 32);
+}
+
+/*
+ * The filter: per mask slot, 2^XDPOFF_FILTER_BITS bits in
+ * XDPOFF_FILTER_WORDS elements (u64) of the xdpoff_filter array.  The bit
+ * of a key hash, picked by its top bits, is set while the rules map holds
+ * an entry of the slot with such a hash.
+ */
+#define XDPOFF_FILTER_BITS	14
+#define XDPOFF_FILTER_WORDS	((1U << XDPOFF_FILTER_BITS) / 64)
+#define XDPOFF_FILTER_ENTRIES	(XDPOFF_MAX_MASKS * XDPOFF_FILTER_WORDS)
+
+static inline __u32 xdpoff_filter_bitno(__u64 hash)
+{
+	return (__u32)(hash >> (64 - XDPOFF_FILTER_BITS));
+}
+
+/* The element of the filter array holding @hash's bit of mask @slot. */
+static inline __u32 xdpoff_filter_index(__u32 slot, __u64 hash)
+{
+	return slot * XDPOFF_FILTER_WORDS + xdpoff_filter_bitno(hash) / 64;
+}
+
+static inline __u64 xdpoff_filter_bit(__u64 hash)
+{
+	return 1ULL << (xdpoff_filter_bitno(hash) % 64);
 }
 
 /* Bit i set: word i of the mask is not zero. */
@@ -342,6 +371,7 @@ enum xdpoff_attr {
 	XDPOFF_ATTR_LAST_ERROR,
 	XDPOFF_ATTR_FLOWS_FD,		/* u32: fd of the flows hash */
 	XDPOFF_ATTR_NR_FLOWS,		/* u32: flows installed (GET) */
+	XDPOFF_ATTR_FILTER_FD,		/* u32: fd of the filter array */
 	__XDPOFF_ATTR_MAX,
 };
 #define XDPOFF_ATTR_MAX (__XDPOFF_ATTR_MAX - 1)

@@ -20,11 +20,12 @@
  *    UDP, ip daddr /32, udp dport, and ip saddr/i: M distinct masks.
  *  - rule j (0..N-2) in slot j % M, ip daddr 10.0.0.0 + j: never matches
  *    the frame; rule N-1, the last in order, in slot M-1: matches it.
- *  - xdpoff_meta.nr_masks = M.
+ *  - each rule's bit set in its slot's filter; xdpoff_meta.nr_masks = M.
  * The program looks every active mask up (it keeps the earliest match, so
  * it cannot stop at the first), hence every one of the M masks costs a
- * lookup, and the verdict comes from the last rule: XDP_DROP (retval 1),
- * checked.
+ * hash and a filter test, those whose filter has the frame's bit a hash
+ * map lookup, and the verdict comes from the last rule: XDP_DROP (retval
+ * 1), checked.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -85,12 +86,14 @@ static int fill(struct xdpoff_bpf *skel, unsigned int rules,
 	int rules_fd = bpf_map__fd(skel->maps.xdpoff_rules);
 	int masks_fd = bpf_map__fd(skel->maps.xdpoff_masks);
 	int meta_fd = bpf_map__fd(skel->maps.xdpoff_meta);
+	int filter_fd = bpf_map__fd(skel->maps.xdpoff_filter);
 	struct xdpoff_meta meta = { .nr_masks = masks,
 				     .software_from = XDPOFF_ORDER_NONE,
 				     .ft_order = XDPOFF_ORDER_NONE,
 				     .seed = 0x5eed0f0ff10adULL };
 	struct xdpoff_fields frame = {}, mask[XDPOFF_MAX_MASKS];
-	unsigned int i, j, zero = 0;
+	unsigned int i, j, idx, zero = 0;
+	__u64 bits;
 
 	/* What the XDP parser extracts from make_frame()'s frame. */
 	memcpy(frame.dmac, dmac, ETH_ALEN);
@@ -135,7 +138,12 @@ static int fill(struct xdpoff_bpf *skel, unsigned int rules,
 		key.hash = xdpoff_key_hash(meta.seed, key.mask_id,
 					   xdpoff_mask_words(&mask[slot]),
 					   &val.fields);
-		if (bpf_map_update_elem(rules_fd, &key, &val, BPF_NOEXIST)) {
+		idx = xdpoff_filter_index(slot, key.hash);
+		if (bpf_map_lookup_elem(filter_fd, &idx, &bits))
+			return -errno;
+		bits |= xdpoff_filter_bit(key.hash);
+		if (bpf_map_update_elem(filter_fd, &idx, &bits, BPF_ANY) ||
+		    bpf_map_update_elem(rules_fd, &key, &val, BPF_NOEXIST)) {
 			fprintf(stderr, "classify: rule %u: %s\n", j,
 				strerror(errno));
 			return -errno;

@@ -106,13 +106,13 @@ check_eq "... eth1 still attached" "$IFX" "$($NLCTL get)"
 if unpriv unshare -Urn true 2>/dev/null; then
 	check_eq "own user namespace: eth1's ifindex attaches nothing there" \
 		"errno ENODEV" \
-		"$(unpriv unshare -Urn $UNLCTL attach "$IFX" 0 0 0 0 0 | cut -d' ' -f1-2)"
+		"$(unpriv unshare -Urn $UNLCTL attach "$IFX" 0 0 0 0 0 0 | cut -d' ' -f1-2)"
 	check_eq "own user namespace: detach of eth1's ifindex finds nothing" \
 		"errno ENOENT" \
 		"$(unpriv unshare -Urn $UNLCTL detach "$IFX" | cut -d' ' -f1-2)"
 	check_eq "own user namespace: its lo takes no fds that are no maps" \
 		"errno EINVAL" \
-		"$(unpriv unshare -Urn $UNLCTL attach 1 0 0 0 0 0 | cut -d' ' -f1-2)"
+		"$(unpriv unshare -Urn $UNLCTL attach 1 0 0 0 0 0 0 | cut -d' ' -f1-2)"
 	check_eq "... eth1 still attached, as it was" "$IFX" "$($NLCTL get)"
 else
 	for t in "eth1's ifindex attaches nothing there" "detach finds nothing" \
@@ -170,3 +170,13 @@ check "with a device of that ifindex back, the rule is deleted" nft flush rulese
 ip link del xdv0
 check_eq "... the maps are empty" 0 "$(map_count $RX xdpoff_rules)"
 check "eth1 detaches" "$XDPOFF" detach $RX
+# Every device is gone from the module now: it holds none of their maps
+# (the flows map's reference was once kept forever), and with the pins
+# gone (xdv0's stayed when the device was deleted under them) no map of
+# xdpoff is left in the kernel.
+rm -r "$PIN/xdv0"
+check_eq "no xdpoff map left once every device is detached" "" \
+	"$(bpftool -j map list | python3 -c '
+import json, sys
+print(" ".join(sorted(m.get("name", "") for m in json.load(sys.stdin)
+                      if m.get("name", "").startswith("xdpoff_"))))')"

@@ -5,8 +5,8 @@
 Used inside the test guest only, to check that the control interface
 answers every request, hostile ones included, with a clear errno.
 
-  nlctl.py attach IFINDEX FD FD FD FD FD  one ATTACH, fds as given
-  nlctl.py attach-maps IFINDEX KIND     ATTACH with four maps this script
+  nlctl.py attach IFINDEX FD...        one ATTACH, fds as given (six)
+  nlctl.py attach-maps IFINDEX KIND     ATTACH with the six maps this script
                                         creates (KIND: ok, hash, small,
                                         value, order, notmap, badfd)
   nlctl.py raw CMD [TYPE:HEX ...]       one request with the attributes
@@ -20,7 +20,7 @@ answers every request, hostile ones included, with a clear errno.
 Prints "errno NAME message" (NAME 0 on success) for single requests.
 
 fuzz draws commands, attribute types, lengths and values from small sets,
-and mixes in well-formed attaches (four maps of the right layout) and
+and mixes in well-formed attaches (six maps of the right layout) and
 detaches of the IFINDEXes given and of ifindex 1..4, so requests that
 really change the module's state are part of the run.  It follows the
 state those successful requests imply, starting from the module's dump,
@@ -50,15 +50,17 @@ NLMSG_ERROR, NLMSG_DONE = 2, 3
 NLMSGERR_ATTR_MSG = 1
 
 CMD = {"attach": 1, "detach": 2, "get": 3}
-A_IFINDEX, A_RULES, A_MASKS, A_META, A_STATS, A_FLOWS = 1, 2, 3, 4, 5, 10
+A_IFINDEX, A_RULES, A_MASKS, A_META, A_STATS, A_FLOWS, A_FILTER = \
+    1, 2, 3, 4, 5, 10, 12
 
 # The contract of xdpoff/xdpoff.h, as the maps must be.
 FIELDS = 68
-RULE_KEY, RULE_VAL = 4 + FIELDS, 64
-MASK_VAL = FIELDS + 4 * 5 + 8 + 8
-META_VAL = 24         # struct xdpoff_meta: nr_masks, pad, software_from, ft_order
+RULE_KEY, RULE_VAL = 16, 60 + FIELDS   # mask id, pad, hash; ..., fields
+MASK_VAL = FIELDS + 4 * 6 + 8 + 4 + 8
+META_VAL = 32         # nr_masks, pad, software_from, ft_order, seed
 FLOW_KEY, FLOW_VAL = 40, 88
 MAX_MASKS = 32
+FILTER_ENTRIES = MAX_MASKS * 256       # XDPOFF_FILTER_ENTRIES
 BPF_MAP_CREATE = 0
 HASH, ARRAY, PERCPU_ARRAY = 1, 2, 6
 
@@ -74,10 +76,10 @@ def bpf_map(mtype, key, value, entries):
 
 
 def maps(kind):
-    """Five map fds, right or wrong in one way."""
+    """Six map fds, right or wrong in one way."""
     spec = [(HASH, RULE_KEY, RULE_VAL, 64), (ARRAY, 4, MASK_VAL, MAX_MASKS),
             (ARRAY, 4, META_VAL, 1), (PERCPU_ARRAY, 4, 32, 64),
-            (HASH, FLOW_KEY, FLOW_VAL, 64)]
+            (HASH, FLOW_KEY, FLOW_VAL, 64), (ARRAY, 4, 8, FILTER_ENTRIES)]
     if kind == "hash":          # masks as a hash, not an array
         spec[1] = (HASH, 4, MASK_VAL, MAX_MASKS)
     elif kind == "small":       # masks array too short
@@ -174,7 +176,7 @@ def show(err, msg):
 def attach_attrs(ifindex, fds):
     return attr(A_IFINDEX, struct.pack("I", ifindex)) + b"".join(
         attr(t, struct.pack("I", fd)) for t, fd in
-        zip((A_RULES, A_MASKS, A_META, A_STATS, A_FLOWS), fds))
+        zip((A_RULES, A_MASKS, A_META, A_STATS, A_FLOWS, A_FILTER), fds))
 
 
 def dump(g):
@@ -277,7 +279,7 @@ def main():
         return 0
     g = Genl()
     if a[0] == "attach":
-        fds = [int(x) for x in a[2:7]]
+        fds = [int(x) for x in a[2:8]]
         return show(*g.request(g.family, CMD["attach"],
                                attach_attrs(int(a[1]), fds))[:2])
     if a[0] == "attach-maps":
