@@ -69,8 +69,8 @@ struct {
 	__type(value, struct xdpoff_flow_val);
 } xdpoff_flows SEC(".maps");
 
-_Static_assert(sizeof(struct xdpoff_fields) % sizeof(__u32) == 0,
-	       "xdpoff_fields must be a whole number of words");
+_Static_assert(sizeof(struct xdpoff_fields) % sizeof(__u64) == 0,
+	       "xdpoff_fields must be a whole number of 64-bit words");
 _Static_assert(XDPOFF_FIELD_WORDS <= 32, "xdpoff_mask.words is too narrow");
 _Static_assert((XDPOFF_MAX_STAGES & (XDPOFF_MAX_STAGES - 1)) == 0,
 	       "XDPOFF_MAX_STAGES must be a power of two");
@@ -280,11 +280,11 @@ static __always_inline struct xdpoff_rule_val *
 lookup_rule(const struct xdpoff_fields *f, const struct xdpoff_mask *m,
 	    __u32 slot, __u64 seed, struct xdpoff_rule_key *key)
 {
-	const volatile __u32 *src = (const volatile __u32 *)f;
-	const volatile __u32 *msk = (const volatile __u32 *)&m->mask;
+	const volatile __u64 *src = (const volatile __u64 *)f;
+	const volatile __u64 *msk = (const volatile __u64 *)&m->mask;
 	const volatile __u32 *words = &m->words;
 	struct xdpoff_rule_val *val;
-	const __u32 *v;
+	const __u64 *v;
 	__u64 h, *bits;
 	__u32 idx;
 	int i;
@@ -304,7 +304,7 @@ lookup_rule(const struct xdpoff_fields *f, const struct xdpoff_mask *m,
 	val = bpf_map_lookup_elem(&xdpoff_rules, key);
 	if (!val)
 		return NULL;
-	v = (const __u32 *)&val->fields;
+	v = (const __u64 *)&val->fields;
 #pragma unroll
 	for (i = 0; i < XDPOFF_FIELD_WORDS; i++)
 		if ((*words & (1U << i)) && (src[i] & msk[i]) != v[i])

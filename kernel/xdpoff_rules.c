@@ -72,7 +72,7 @@ static bool xdpoff_key_rules(struct xdpoff_dev *xdev,
 /* Bits of the rule's key outside its mask: software never matches it. */
 static bool xdpoff_key_outside_mask(const struct xdpoff_match *m)
 {
-	const u32 *k = (const u32 *)&m->key, *mk = (const u32 *)&m->mask;
+	const u64 *k = (const u64 *)&m->key, *mk = (const u64 *)&m->mask;
 	u32 i;
 
 	for (i = 0; i < XDPOFF_FIELD_WORDS; i++)

@@ -80,22 +80,20 @@
  * The frame fields a rule can match on.  Every byte is significant to the
  * hash lookup, so there is no implicit padding and writers zero the whole
  * struct.  Multi-byte fields are in network byte order, as in the frame.
+ * The key hash reads it as 64-bit words (aligned, 72 bytes), and an nft
+ * rule on IPv4 addresses and ports uses two or three of them: the first
+ * (EtherType, protocol, flags, ports) and those of the addresses.
  */
 struct xdpoff_fields {
-	__u8	dmac[6];
-	__u8	smac[6];
+	/* What nft rules match most, in the first 64-bit word. */
 	__be16	n_proto;	/* EtherType at offset 12: the TPID if tagged */
-	__be16	vlan_tci;	/* outer tag */
-	__be16	vlan_etype;	/* EtherType after the outer tag */
-	__be16	cvlan_tci;	/* inner tag, when vlan_etype is a TPID */
-	__be16	cvlan_etype;	/* EtherType after the inner tag */
 	__u8	ip_proto;	/* IPv4 protocol / IPv6 next header */
 	__u8	flags;		/* XDPOFF_F_* */
+	__be16	sport;
+	__be16	dport;
 	/* IPv4/IPv6 of an untagged or single-tagged frame */
 	__be32	saddr[4];	/* IPv4 in saddr[0], or IPv6 */
 	__be32	daddr[4];
-	__be16	sport;
-	__be16	dport;
 	/* Fields only tc flower matches on, as its dissector fills them. */
 	__u8	tos;		/* IPv4 TOS, IPv6 traffic class */
 	__u8	ttl;		/* IPv4 TTL, IPv6 hop limit */
@@ -104,9 +102,17 @@ struct xdpoff_fields {
 	__u8	icmp_type;	/* ICMP and ICMPv6; 0 if short or a fragment */
 	__u8	icmp_code;
 	__u16	pad;
-};
+	__u8	dmac[6];
+	__u8	smac[6];
+	__be16	vlan_tci;	/* outer tag */
+	__be16	vlan_etype;	/* EtherType after the outer tag */
+	__be16	cvlan_tci;	/* inner tag, when vlan_etype is a TPID */
+	__be16	cvlan_etype;	/* EtherType after the inner tag */
+	__u32	pad2;
+} __attribute__((aligned(8)));
 
-#define XDPOFF_FIELD_WORDS	(sizeof(struct xdpoff_fields) / sizeof(__u32))
+/* The words of the hash and of xdpoff_mask.words: 64 bits each. */
+#define XDPOFF_FIELD_WORDS	(sizeof(struct xdpoff_fields) / sizeof(__u64))
 
 /*
  * Key of the rules hash: the mask id and xdpoff_key_hash() of the masked
@@ -133,7 +139,7 @@ static inline __u64 xdpoff_hash_start(__u64 seed, __u32 mask_id)
 	return (seed ^ mask_id) * XDPOFF_HASH_MUL;
 }
 
-static inline __u64 xdpoff_hash_word(__u64 h, __u32 w)
+static inline __u64 xdpoff_hash_word(__u64 h, __u64 w)
 {
 	h = (h ^ w) * XDPOFF_HASH_MUL;
 	return h ^ (h >> 32);
@@ -168,7 +174,7 @@ static inline __u64 xdpoff_filter_bit(__u64 hash)
 /* Bit i set: word i of the mask is not zero. */
 static inline __u32 xdpoff_mask_words(const struct xdpoff_fields *mask)
 {
-	const __u32 *m = (const __u32 *)mask;
+	const __u64 *m = (const __u64 *)mask;
 	__u32 i, words = 0;
 
 	for (i = 0; i < XDPOFF_FIELD_WORDS; i++)
@@ -181,7 +187,7 @@ static inline __u32 xdpoff_mask_words(const struct xdpoff_fields *mask)
 static inline __u64 xdpoff_key_hash(__u64 seed, __u32 mask_id, __u32 words,
 				    const struct xdpoff_fields *fields)
 {
-	const __u32 *f = (const __u32 *)fields;
+	const __u64 *f = (const __u64 *)fields;
 	__u64 h = xdpoff_hash_start(seed, mask_id);
 	__u32 i;
 
@@ -230,6 +236,7 @@ struct xdpoff_rule_val {
 	__u8	eth_keep[12];	/* dst, src */
 	__u8	eth_val[12];
 	__u16	pad;
+	__u32	pad2;
 	struct xdpoff_fields fields; /* the rule's: frame fields & mask */
 };
 
@@ -248,7 +255,6 @@ struct xdpoff_mask {
 	__u32			words;	/* xdpoff_mask_words(&mask) */
 	__u16			sport_min, sport_max;
 	__u16			dport_min, dport_max;
-	__u32			pad;
 	__u64			min_order; /* no rule of the mask is earlier */
 };
 #define XDPOFF_RANGE_SPORT	(1U << 0)

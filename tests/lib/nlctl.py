@@ -54,9 +54,9 @@ A_IFINDEX, A_RULES, A_MASKS, A_META, A_STATS, A_FLOWS, A_FILTER = \
     1, 2, 3, 4, 5, 10, 12
 
 # The contract of xdpoff/xdpoff.h, as the maps must be.
-FIELDS = 68
-RULE_KEY, RULE_VAL = 16, 60 + FIELDS   # mask id, pad, hash; ..., fields
-MASK_VAL = FIELDS + 4 * 6 + 8 + 4 + 8
+FIELDS = 72
+RULE_KEY, RULE_VAL = 16, 64 + FIELDS   # mask id, pad, hash; ..., fields
+MASK_VAL = FIELDS + 4 * 6 + 8 + 8
 META_VAL = 32         # nr_masks, pad, software_from, ft_order, seed
 FLOW_KEY, FLOW_VAL = 40, 88
 MAX_MASKS = 32
