@@ -271,10 +271,10 @@ static __noinline int xdpoff_parse(struct xdp_md *ctx,
 /*
  * The rule of mask @m (in @slot) that matches @f, if any: the hash of only
  * the words @m uses, its bit in the slot's filter, the rules hash looked
- * up, then those words compared with the rule's.  @key is the caller's scratch space.  The words are read
- * as volatile: the compiler would keep them all in registers across the
- * map lookup (and the mask loop), and spill them past the stack's 512
- * bytes.
+ * up, then those words compared with the rule's.  @key is the caller's
+ * scratch space.  The words are read as volatile: the compiler would keep
+ * them all in registers across the map lookup (and the mask loop), and
+ * spill them past the stack's 512 bytes.
  */
 static __always_inline struct xdpoff_rule_val *
 lookup_rule(const struct xdpoff_fields *f, const struct xdpoff_mask *m,
