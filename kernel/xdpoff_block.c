@@ -158,6 +158,9 @@ static struct xdpoff_port *xdpoff_port_add(struct xdpoff_block *blk,
 	spin_unlock(&xdpoff_stats_lock);
 	xdev->nr_blocks++;
 	__set_bit(stage, &xdev->stages_used);
+	/* The XDP program looks at stages up to the last one bound. */
+	if (xdev->netdev)
+		xdpoff_dev_meta_sync(xdev);
 	return port;
 }
 
@@ -181,8 +184,11 @@ static void xdpoff_port_del(struct xdpoff_port *port)
 	spin_unlock(&xdpoff_stats_lock);
 	xdev->nr_blocks--;
 	__clear_bit(port->stage, &xdev->stages_used);
-	/* Its software-only filters no longer hold the device back. */
-	if (!list_empty(&port->blk->sw_only) && xdev->netdev)
+	/*
+	 * Its software-only filters no longer hold the device back, and its
+	 * stage is no longer looked at.
+	 */
+	if (xdev->netdev)
 		xdpoff_dev_meta_sync(xdev);
 	kfree(port);
 	xdpoff_dev_put(xdev);

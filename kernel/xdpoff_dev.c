@@ -53,7 +53,7 @@ void xdpoff_dev_unlist(struct xdpoff_dev *xdev)
  * references belong to the device.  Caller holds xdpoff_lock.
  */
 int xdpoff_dev_attach(struct net_device *netdev,
-		      struct bpf_map *maps[XDPOFF_NR_MAPS],
+		      struct bpf_map *maps[XDPOFF_NR_MAPS], u32 mode,
 		      struct netlink_ext_ack *extack)
 {
 	struct xdpoff_dev *xdev;
@@ -63,8 +63,9 @@ int xdpoff_dev_attach(struct net_device *netdev,
 		NL_SET_ERR_MSG_MOD(extack, "device is already attached");
 		return -EEXIST;
 	}
-	if (!netdev->netdev_ops->ndo_bpf) {
-		NL_SET_ERR_MSG_MOD(extack, "device does not support native XDP");
+	if (mode == XDPOFF_XDP_NATIVE && !netdev->netdev_ops->ndo_bpf) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "device does not support native XDP (attach it in generic mode)");
 		return -EOPNOTSUPP;
 	}
 	err = xdpoff_maps_validate(maps, extack);
@@ -96,6 +97,7 @@ int xdpoff_dev_attach(struct net_device *netdev,
 	xdev->stats = maps[XDPOFF_MAPI_STATS];
 	xdev->flows = maps[XDPOFF_MAPI_FLOWS];
 	xdev->filter = maps[XDPOFF_MAPI_FILTER];
+	xdev->generic = mode == XDPOFF_XDP_GENERIC;
 	xdev->ifindex = netdev->ifindex;
 	strscpy(xdev->ifname, netdev->name, IFNAMSIZ);
 	netdev_hold(netdev, &xdev->dev_tracker, GFP_KERNEL);
@@ -120,4 +122,19 @@ int xdpoff_dev_detach(struct xdpoff_dev *xdev, struct netlink_ext_ack *extack)
 	}
 	xdpoff_dev_unlist(xdev);
 	return 0;
+}
+
+/*
+ * Whether the XDP program of @from can redirect frames to @to.  Generic
+ * XDP hands the skb to @to's queue, whatever its driver.  Native XDP hands
+ * an xdp_frame to @to's driver: its ndo_xdp_xmit, which virtio-net serves
+ * only with the XDP resources a native program of its own sets up; a
+ * device xdpoff runs on in generic mode may have neither.
+ */
+bool xdpoff_dev_can_redirect(const struct xdpoff_dev *from,
+			     const struct xdpoff_dev *to)
+{
+	return from->generic ||
+	       (!to->generic && to->netdev &&
+		to->netdev->netdev_ops->ndo_xdp_xmit);
 }

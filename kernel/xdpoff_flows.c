@@ -366,6 +366,9 @@ int xdpoff_flow_replace(const struct xdpoff_port *port,
 	if (!out)
 		return xdpoff_flow_refuse(xdev, KBUILD_MODNAME
 			": flow to an output device not attached with xdpoff");
+	if (!xdpoff_dev_can_redirect(xdev, out))
+		return xdpoff_flow_refuse(xdev, KBUILD_MODNAME
+			": flow to an output device in generic XDP mode, native XDP cannot send to it");
 	p.val.ifindex = out->ifindex;
 	/*
 	 * The route's MTU is not in the flow_rule: the cookie is the

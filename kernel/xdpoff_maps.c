@@ -152,6 +152,7 @@ static int xdpoff_meta_restore(struct xdpoff_dev *xdev)
 {
 	struct xdpoff_meta meta = {
 		.nr_masks = xdev->hold ? 0 : xdev->nr_masks,
+		.nr_stages = fls_long(xdev->stages_used),
 		.software_from = xdpoff_dev_software_from(xdev),
 		.ft_order = xdev->hold ? XDPOFF_ORDER_NONE : xdev->ft_order,
 		.seed = xdev->seed,

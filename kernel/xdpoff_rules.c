@@ -16,13 +16,7 @@
 
 static u32 xdpoff_by_key_hash(const struct xdpoff_rule_key *key)
 {
-	return (u32)key->hash ^ key->mask_id;
-}
-
-static bool xdpoff_same_key(const struct xdpoff_rule_key *a,
-			    const struct xdpoff_rule_key *b)
-{
-	return a->mask_id == b->mask_id && a->hash == b->hash;
+	return (u32)key->hash;
 }
 
 struct xdpoff_rule *xdpoff_rule_find(struct xdpoff_dev *xdev,
@@ -38,8 +32,9 @@ struct xdpoff_rule *xdpoff_rule_find(struct xdpoff_dev *xdev,
 
 /*
  * Of the rules with @r's map key: the one that owns the entry and the
- * best other one with @r's fields.  Returns false if the owner has other
- * fields: two rules' fields hash alike, and @r cannot have the entry.
+ * best other one with @r's mask and fields.  Returns false if the owner
+ * has another mask or other fields: two rules hash alike, and @r cannot
+ * have the entry.
  */
 static bool xdpoff_key_rules(struct xdpoff_dev *xdev,
 			     const struct xdpoff_rule *r,
@@ -53,9 +48,10 @@ static bool xdpoff_key_rules(struct xdpoff_dev *xdev,
 	*best = NULL;
 	hash_for_each_possible(xdev->by_key, o, key_node,
 			       xdpoff_by_key_hash(&r->key)) {
-		if (o == r || !xdpoff_same_key(&o->key, &r->key))
+		if (o == r || o->key.hash != r->key.hash)
 			continue;
-		if (memcmp(&o->val.fields, &r->val.fields,
+		if (o->val.mask_id != r->val.mask_id ||
+		    memcmp(&o->val.fields, &r->val.fields,
 			   sizeof(r->val.fields))) {
 			if (o->installed)
 				ok = false;
@@ -120,6 +116,11 @@ static int xdpoff_rule_fwd(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
 				   "fwd target must be attached with xdpoff (it takes XDP frames then)");
 		return -EOPNOTSUPP;
 	}
+	if (!xdpoff_dev_can_redirect(xdev, tdev)) {
+		NL_SET_ERR_MSG_MOD(extack,
+				   "fwd target runs XDP in generic mode: native XDP cannot send to it");
+		return -EOPNOTSUPP;
+	}
 	r->fwd_dev = tdev;
 	r->val.ifindex = tdev->ifindex;
 	tdev->fwd_refs++;
@@ -145,7 +146,7 @@ static int xdpoff_rule_install(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
 
 	if (!xdpoff_key_rules(xdev, r, &owner, &best)) {
 		NL_SET_ERR_MSG_MOD(extack,
-				   "rule key hash collides with another rule of its mask");
+				   "rule key hash collides with another rule");
 		return -EEXIST;
 	}
 	if (owner && owner->val.order < r->val.order)
@@ -207,8 +208,8 @@ static int __xdpoff_rule_add(struct xdpoff_port *port,
 	if (err)
 		goto err_unfwd;
 	r->val.fields = m->key;
-	r->key.mask_id = xdev->mask_slots[r->mask_slot].id;
-	r->key.hash = xdpoff_key_hash(xdev->seed, r->key.mask_id,
+	r->val.mask_id = xdev->mask_slots[r->mask_slot].id;
+	r->key.hash = xdpoff_key_hash(xdev->seed, r->val.mask_id,
 				      xdpoff_mask_words(&m->mask), &m->key);
 
 	err = xdpoff_stats_alloc(xdev, &r->val.stats_slot);

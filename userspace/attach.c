@@ -184,30 +184,31 @@ fail:
 }
 
 /*
- * Remove our program from @ifindex.  With the program's fd, only that
- * program is detached and a foreign one is left alone; without it, whatever
- * runs in native mode goes.
+ * Remove our program from @ifindex, in the mode it runs in.  With the
+ * program's fd, only that program is detached and a foreign one is left
+ * alone; without it, whatever runs in native mode goes.
  */
 static int detach_xdp(int ifindex, const char *dev, int prog_fd)
 {
 	LIBBPF_OPTS(bpf_xdp_attach_opts, opts, .old_prog_fd = prog_fd);
 	__u32 ours = prog_id(prog_fd), cur = 0;
+	bool generic = false;
 	int err;
 
 	if (prog_fd >= 0) {
-		err = bpf_xdp_query_id(ifindex, XDP_FLAGS_DRV_MODE, &cur);
-		if (!err && !cur) {
+		cur = xdp_attached(ifindex, ours, &generic);
+		if (!cur) {
 			pr_debug("%s: no XDP program attached\n", dev);
 			return 0;
 		}
-		if (!err && cur != ours) {
+		if (cur != ours) {
 			pr_warn("%s: attached XDP program %u is not ours (%u), leaving it\n",
 				dev, cur, ours);
 			return 0;
 		}
 	}
-	err = bpf_xdp_detach(ifindex, XDP_FLAGS_DRV_MODE,
-			     prog_fd >= 0 ? &opts : NULL);
+	err = bpf_xdp_detach(ifindex, generic ? XDP_FLAGS_SKB_MODE :
+			     XDP_FLAGS_DRV_MODE, prog_fd >= 0 ? &opts : NULL);
 	if (err)
 		pr_warn("Couldn't detach XDP program from %s: %s\n", dev,
 			strerror(-err));
@@ -219,13 +220,15 @@ static int detach_xdp(int ifindex, const char *dev, int prog_fd)
 /* ---- module ----------------------------------------------------------- */
 
 static int module_attach(struct xnl *nl, int ifindex, const char *dev,
-			 struct xdpoff_bpf *skel)
+			 struct xdpoff_bpf *skel, bool generic)
 {
 	struct nlmsghdr *nlh = xnl_request(nl, XDPOFF_CMD_ATTACH, 0);
 	struct bpf_map *map;
 	int i, err;
 
 	mnl_attr_put_u32(nlh, XDPOFF_ATTR_IFINDEX, ifindex);
+	mnl_attr_put_u32(nlh, XDPOFF_ATTR_XDP_MODE, generic ?
+			 XDPOFF_XDP_GENERIC : XDPOFF_XDP_NATIVE);
 	for (i = 0; i < NR_MAPS; i++) {
 		map = bpf_object__find_map_by_name(skel->obj, pin_names[i]);
 		mnl_attr_put_u32(nlh, pin_attrs[i], bpf_map__fd(map));
@@ -292,19 +295,25 @@ int cmd_attach(const struct args *a)
 		goto undo;
 	prog_fd = bpf_program__fd(skel->progs.xdpoff_xdp);
 	err = bpf_xdp_attach(ifindex, prog_fd,
-			     XDP_FLAGS_DRV_MODE | XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
+			     (a->generic ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE) |
+			     XDP_FLAGS_UPDATE_IF_NOEXIST, NULL);
 	if (err) {
-		pr_warn("Couldn't attach XDP program to %s in native mode: %s\n",
-			a->dev, strerror(-err));
+		pr_warn("Couldn't attach XDP program to %s in %s mode: %s\n",
+			a->dev, a->generic ? "generic (skb)" : "native",
+			strerror(-err));
+		if (!a->generic && err == -EOPNOTSUPP)
+			pr_info("%s: its driver has no native XDP; `xdpoff attach --mode skb %s` runs the program in generic mode\n",
+				a->dev, a->dev);
 		prog_fd = -1;
 		goto undo;
 	}
 	if (pin_objects(skel, a->dev) ||
-	    module_attach(&nl, ifindex, a->dev, skel))
+	    module_attach(&nl, ifindex, a->dev, skel, a->generic))
 		goto undo;
 
-	pr_debug("%s: attached XDP program %u, up to %u rules, %u flows\n",
-		 a->dev, prog_id(prog_fd), a->max_rules, a->max_flows);
+	pr_debug("%s: attached XDP program %u in %s mode, up to %u rules, %u flows\n",
+		 a->dev, prog_id(prog_fd), a->generic ? "generic" : "native",
+		 a->max_rules, a->max_flows);
 	/* The module replayed the tc blocks; nft chains are ours to redo. */
 	nft_restore_chains(a->dev);
 	ret = EXIT_OK;

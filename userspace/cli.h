@@ -71,6 +71,7 @@ void pin_path(char *buf, size_t size, const char *dev, int pin);
 bool pin_dir_exists(const char *dev);
 int open_pin(const char *dev, int pin);
 __u32 prog_id(int prog_fd);
+__u32 xdp_attached(int ifindex, __u32 ours, bool *generic);
 __u32 map_max_entries(int map_fd);
 
 /* The commands (attach.c, show.c), called by main() with the parsed line. */
@@ -78,6 +79,7 @@ struct args {
 	const char	*dev;
 	__u32		max_rules;
 	__u32		max_flows;
+	bool		generic;	/* attach --mode skb */
 	bool		json;
 };
 

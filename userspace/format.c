@@ -356,9 +356,9 @@ void print_dev_text(const struct dev_info *d)
 	const struct rule *r;
 	char match[512], edits[256];
 
-	printf("%s: xdp prog id %u, %zu rule%s, %u mask%s", d->name,
-	       d->prog_id, d->nr_rules, plural(d->nr_rules), d->nr_masks,
-	       plural(d->nr_masks));
+	printf("%s: xdp prog id %u%s, %zu rule%s, %u mask%s", d->name,
+	       d->prog_id, d->generic ? " (generic mode)" : "", d->nr_rules,
+	       plural(d->nr_rules), d->nr_masks, plural(d->nr_masks));
 	if (d->kinfo)
 		printf(", %u block%s", d->kinfo->nr_blocks,
 		       plural(d->kinfo->nr_blocks));

@@ -146,6 +146,8 @@ void print_dev_json(const struct dev_info *d)
 	json_u64(&first, "prog_id", d->prog_id);
 	json_key(&first, "xdp_attached", "");
 	printf(d->attached_id == d->prog_id ? "true" : "false");
+	json_key(&first, "xdp_mode", "");
+	json_str(d->generic ? "generic" : "native");
 	json_u64(&first, "max_rules", d->max_rules);
 	json_u64(&first, "masks", d->nr_masks);
 	if (d->kinfo)

@@ -9,6 +9,7 @@
 #include <net/if.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "xdpoff/xdpoff.h"
 #include "cli.h"
@@ -66,6 +67,28 @@ __u32 prog_id(int prog_fd)
 	if (prog_fd < 0 || bpf_obj_get_info_by_fd(prog_fd, &info, &len))
 		return 0;
 	return info.id;
+}
+
+/*
+ * The XDP program on @ifindex in the mode program @ours runs in, if it
+ * runs there, else in native mode, else in generic mode (0: none).
+ * *@generic: the mode of the program returned.
+ */
+__u32 xdp_attached(int ifindex, __u32 ours, bool *generic)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+	*generic = false;
+	if (bpf_xdp_query(ifindex, 0, &q))
+		return 0;
+	if (ours && q.skb_prog_id == ours) {
+		*generic = true;
+		return ours;
+	}
+	if (q.drv_prog_id)
+		return q.drv_prog_id;
+	*generic = q.skb_prog_id != 0;
+	return q.skb_prog_id;
 }
 
 __u32 map_max_entries(int map_fd)

@@ -192,11 +192,11 @@ static int read_rules(struct dev_info *d, int rules_fd, int stats_fd,
 		r->key = key;
 		if (bpf_map_lookup_elem(rules_fd, &key, &r->val))
 			continue;	/* deleted meanwhile */
-		r->slot = find_mask(d, key.mask_id);
+		r->slot = find_mask(d, r->val.mask_id);
 		r->mask = r->slot ? &r->slot->mask : NULL;
 		if (!r->mask) {
 			pr_debug("%s: rule with inactive mask %u skipped\n",
-				 d->name, key.mask_id);
+				 d->name, r->val.mask_id);
 			continue;
 		}
 		read_stats(r, stats_fd, buf, ncpus);
@@ -258,7 +258,6 @@ static int read_flows(struct dev_info *d, int flows_fd)
 static int read_dev(struct dev_info *d, int ncpus)
 {
 	int fds[NR_PINS], i, err = 0;
-	__u32 cur = 0;
 
 	d->ifindex = if_nametoindex(d->name);
 	for (i = 0; i < NR_PINS; i++) {
@@ -276,8 +275,9 @@ static int read_dev(struct dev_info *d, int ncpus)
 	d->max_rules = map_max_entries(fds[PIN_RULES]);
 	if (!d->ifindex)
 		pr_warn("%s: device is gone\n", d->name);
-	else if (!bpf_xdp_query_id(d->ifindex, XDP_FLAGS_DRV_MODE, &cur))
-		d->attached_id = cur;
+	else
+		d->attached_id = xdp_attached(d->ifindex, d->prog_id,
+					      &d->generic);
 
 	err = read_masks(d, fds[PIN_MASKS], fds[PIN_META]);
 	if (!err)

@@ -44,7 +44,8 @@ struct dev_info {
 	const char		*name;
 	int			ifindex;
 	__u32			prog_id;
-	__u32			attached_id;	/* on the device, native mode */
+	__u32			attached_id;	/* on the device, in ... */
+	bool			generic;	/* ... generic mode */
 	__u32			max_rules;
 	__u32			nr_masks;	/* active ones, in masks[] */
 	struct xdpoff_mask	masks[XDPOFF_MAX_MASKS];

@@ -48,9 +48,11 @@ struct cmd {
 static int cmd_help(const struct args *a);
 
 static const struct cmd cmds[] = {
-	{ "attach", cmd_attach, "DEV [--max-rules N] [--max-flows N]",
-	  "load the XDP program on DEV in native mode, pin it and its maps under\n"
-	  "      " XDPOFF_PIN_ROOT "/DEV and hand DEV to the kernel module", "mf", 1, 1 },
+	{ "attach", cmd_attach,
+	  "DEV [--mode native|skb] [--max-rules N] [--max-flows N]",
+	  "load the XDP program on DEV (native mode unless --mode skb), pin it\n"
+	  "      and its maps under " XDPOFF_PIN_ROOT "/DEV and hand DEV to the kernel\n"
+	  "      module", "mfM", 1, 1 },
 	{ "detach", cmd_detach, "DEV",
 	  "take DEV back from the kernel module, unload the XDP program and\n"
 	  "      remove the pins", "", 1, 1 },
@@ -62,6 +64,7 @@ static const struct cmd cmds[] = {
 static const struct option long_opts[] = {
 	{ "max-rules",	required_argument,	NULL, 'm' },
 	{ "max-flows",	required_argument,	NULL, 'f' },
+	{ "mode",	required_argument,	NULL, 'M' },
 	{ "json",	no_argument,		NULL, 'j' },
 	{ "verbose",	no_argument,		NULL, 'v' },
 	{ "help",	no_argument,		NULL, 'h' },
@@ -83,6 +86,9 @@ static void usage(FILE *f)
 		"  --max-flows N         attach: capacity of the flows map, offloaded\n"
 		"                        flowtable flow directions coming in on DEV\n"
 		"                        (default %u)\n"
+		"  --mode native|skb     attach: the XDP mode; native (the driver's XDP,\n"
+		"                        the default) or skb (generic XDP, for drivers\n"
+		"                        without native XDP; runs after the skb is built)\n"
 		"  --json                show: JSON output\n"
 		"\nExit status: 0 success, 1 failure, 2 usage error.  Manual: xdpoff(8).\n",
 		XDPOFF_DEFAULT_MAX_RULES, XDPOFF_DEFAULT_MAX_FLOWS);
@@ -140,7 +146,8 @@ static int parse_args(const struct cmd *cmd, int argc, char **argv,
 			return EXIT_USAGE;
 		} else if (!strchr(cmd->opts, c)) {
 			pr_warn("option --%s is not valid for %s\n",
-				c == 'm' ? "max-rules" : c == 'f' ? "max-flows" : "json",
+				c == 'm' ? "max-rules" : c == 'f' ? "max-flows" :
+				c == 'M' ? "mode" : "json",
 				cmd->name);
 			return EXIT_USAGE;
 		} else if (c == 'm') {
@@ -149,6 +156,17 @@ static int parse_args(const struct cmd *cmd, int argc, char **argv,
 		} else if (c == 'f') {
 			if (parse_max("max-flows", optarg, &a->max_flows))
 				return EXIT_USAGE;
+		} else if (c == 'M') {
+			if (!strcmp(optarg, "skb") || !strcmp(optarg, "generic")) {
+				a->generic = true;
+			} else if (!strcmp(optarg, "native") ||
+				   !strcmp(optarg, "drv")) {
+				a->generic = false;
+			} else {
+				pr_warn("invalid --mode: %s (native or skb)\n",
+					optarg);
+				return EXIT_USAGE;
+			}
 		} else if (c == 'j') {
 			a->json = true;
 		}

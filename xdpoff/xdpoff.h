@@ -115,13 +115,14 @@ struct xdpoff_fields {
 #define XDPOFF_FIELD_WORDS	(sizeof(struct xdpoff_fields) / sizeof(__u64))
 
 /*
- * Key of the rules hash: the mask id and xdpoff_key_hash() of the masked
- * frame fields.  16 bytes, so the map's own hash of the key is cheap for
- * the XDP program; the fields are compared in the value.
+ * Key of the rules hash: xdpoff_key_hash() of the masked frame fields,
+ * whose start state holds the mask id.  8 bytes, so the map's own hash
+ * and compare of the key are cheap for the XDP program; the mask id and
+ * the fields are compared in the value.  Two rules whose keys are equal
+ * but whose mask or fields are not cannot both have an entry: the module
+ * refuses the second.
  */
 struct xdpoff_rule_key {
-	__u32	mask_id;
-	__u32	pad;
 	__u64	hash;
 };
 
@@ -236,14 +237,14 @@ struct xdpoff_rule_val {
 	__u8	eth_keep[12];	/* dst, src */
 	__u8	eth_val[12];
 	__u16	pad;
-	__u32	pad2;
+	__u32	mask_id;	/* xdpoff_mask.id of the rule's mask */
 	struct xdpoff_fields fields; /* the rule's: frame fields & mask */
 };
 
 /* Value of the masks array; slots [0, xdpoff_meta.nr_masks) are scanned. */
 struct xdpoff_mask {
 	struct xdpoff_fields	mask;
-	__u32			id;	/* rules hash key.mask_id */
+	__u32			id;	/* xdpoff_rule_val.mask_id, != 0 */
 	__u32			active;	/* 0: skip the slot */
 	__u32			needs;	/* XDPOFF_U_* the mask depends on */
 	__u32			stage;	/* the stage of its rules */
@@ -263,7 +264,7 @@ struct xdpoff_mask {
 /* Single entry (key 0) of the meta array. */
 struct xdpoff_meta {
 	__u32	nr_masks;	/* highest used mask slot + 1 */
-	__u32	pad;
+	__u32	nr_stages;	/* highest stage bound to the device + 1 */
 	/*
 	 * No verdict at or after this order is taken in XDP: a tc filter
 	 * there could not be offloaded and runs in software only, where it
@@ -361,6 +362,11 @@ enum xdpoff_cmd {
 };
 #define XDPOFF_CMD_MAX (__XDPOFF_CMD_MAX - 1)
 
+enum xdpoff_xdp_mode {
+	XDPOFF_XDP_NATIVE,	/* the driver's XDP (xdpdrv) */
+	XDPOFF_XDP_GENERIC,	/* generic XDP, on an skb (xdpgeneric) */
+};
+
 enum xdpoff_attr {
 	XDPOFF_ATTR_UNSPEC,
 	XDPOFF_ATTR_IFINDEX,		/* u32 */
@@ -378,6 +384,11 @@ enum xdpoff_attr {
 	XDPOFF_ATTR_FLOWS_FD,		/* u32: fd of the flows hash */
 	XDPOFF_ATTR_NR_FLOWS,		/* u32: flows installed (GET) */
 	XDPOFF_ATTR_FILTER_FD,		/* u32: fd of the filter array */
+	/*
+	 * u32, enum xdpoff_xdp_mode: the mode the XDP program runs in on the
+	 * device (ATTACH, optional: native; GET).
+	 */
+	XDPOFF_ATTR_XDP_MODE,
 	__XDPOFF_ATTR_MAX,
 };
 #define XDPOFF_ATTR_MAX (__XDPOFF_ATTR_MAX - 1)

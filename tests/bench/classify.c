@@ -90,7 +90,8 @@ static int fill(struct xdpoff_bpf *skel, unsigned int rules,
 	struct xdpoff_meta meta = { .nr_masks = masks,
 				     .software_from = XDPOFF_ORDER_NONE,
 				     .ft_order = XDPOFF_ORDER_NONE,
-				     .seed = 0x5eed0f0ff10adULL };
+				     .seed = 0x5eed0f0ff10adULL,
+				     .nr_stages = 1 };
 	struct xdpoff_fields frame = {}, mask[XDPOFF_MAX_MASKS];
 	unsigned int i, j, idx, zero = 0;
 	__u64 bits;
@@ -123,19 +124,20 @@ static int fill(struct xdpoff_bpf *skel, unsigned int rules,
 
 	for (j = 0; j < rules; j++) {
 		unsigned int slot = j == rules - 1 ? masks - 1 : j % masks;
-		struct xdpoff_rule_key key = { .mask_id = slot + 1 };
+		struct xdpoff_rule_key key = {};
 		struct xdpoff_rule_val val = {
 			/* as xdpoff_rule_order(): nft, prio 10, handle j+1 */
 			.order = 1ULL << 63 | 10ULL << 47 | (j + 1),
 			.stats_slot = j,
 			.action = XDPOFF_ACT_DROP,
+			.mask_id = slot + 1,
 		};
 		struct xdpoff_fields f = frame;
 
 		if (j != rules - 1)
 			f.daddr[0] = htonl(0x0a000000 + j);
 		fields_and(&val.fields, &f, &mask[slot]);
-		key.hash = xdpoff_key_hash(meta.seed, key.mask_id,
+		key.hash = xdpoff_key_hash(meta.seed, val.mask_id,
 					   xdpoff_mask_words(&mask[slot]),
 					   &val.fields);
 		idx = xdpoff_filter_index(slot, key.hash);

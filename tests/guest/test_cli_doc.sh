@@ -154,6 +154,10 @@ for c in $HELP_CMDS; do
 done
 check_eq "xdpoff attach --max-rules <TAB>: nothing (a number)" "" \
 	"$(complete_words xdpoff attach --max-rules "")"
+check_eq "xdpoff attach --mode <TAB>: the modes" "native skb" \
+	"$(complete_words xdpoff attach --mode "")"
+check_eq "xdpoff attach --mode s<TAB>: skb" "skb" \
+	"$(complete_words xdpoff attach --mode s)"
 
 load_module
 check_eq "before: no device attached" "" "$(attached)"

@@ -55,9 +55,9 @@ A_IFINDEX, A_RULES, A_MASKS, A_META, A_STATS, A_FLOWS, A_FILTER = \
 
 # The contract of xdpoff/xdpoff.h, as the maps must be.
 FIELDS = 72
-RULE_KEY, RULE_VAL = 16, 64 + FIELDS   # mask id, pad, hash; ..., fields
+RULE_KEY, RULE_VAL = 8, 64 + FIELDS    # hash; ..., mask id, fields
 MASK_VAL = FIELDS + 4 * 6 + 8 + 8
-META_VAL = 32         # nr_masks, pad, software_from, ft_order, seed
+META_VAL = 32         # nr_masks, nr_stages, software_from, ft_order, seed
 FLOW_KEY, FLOW_VAL = 40, 88
 MAX_MASKS = 32
 FILTER_ENTRIES = MAX_MASKS * 256       # XDPOFF_FILTER_ENTRIES
