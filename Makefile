@@ -81,7 +81,7 @@ $(BUILD)/kernel/%/xdpoff.ko: $(KERNEL_SRCS) $(XDPOFF_H) $(BUILD)/.deps
 	$(Q)$(MAKE) -C /usr/src/linux-headers-$* M=$(@D) XDPOFF_ROOT=$(ROOT) \
 		$(if $(Q),-s) modules
 
-$(BPF_OBJ): bpf/xdpoff.bpf.c $(XDPOFF_H) $(DEPS_STAMP)
+$(BPF_OBJ): bpf/xdpoff.bpf.c bpf/xdpoff_btf.h $(XDPOFF_H) $(DEPS_STAMP)
 	$(call msg,CLANG,$@)
 	$(Q)mkdir -p $(BUILD)
 	$(Q)$(CLANG) -O2 -g -Wall -Werror -target bpf $(ARCH_INC) -I$(ROOT) \

@@ -24,6 +24,7 @@
 #include <bpf/bpf_endian.h>
 
 #include "xdpoff/xdpoff.h"
+#include "xdpoff_btf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -31,14 +32,14 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, XDPOFF_DEFAULT_MAX_RULES);
 	__type(key, struct xdpoff_rule_key);
-	__type(value, struct xdpoff_rule_val);
+	__type(value, struct xdpoff_rule_val_btf);	/* xdpoff_btf.h */
 } xdpoff_rules SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, XDPOFF_MAX_MASKS);
 	__type(key, __u32);
-	__type(value, struct xdpoff_mask);
+	__type(value, struct xdpoff_mask_btf);
 } xdpoff_masks SEC(".maps");
 
 struct {
@@ -65,8 +66,8 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, XDPOFF_DEFAULT_MAX_FLOWS);
-	__type(key, struct xdpoff_flow_key);
-	__type(value, struct xdpoff_flow_val);
+	__type(key, struct xdpoff_flow_key_btf);
+	__type(value, struct xdpoff_flow_val_btf);
 } xdpoff_flows SEC(".maps");
 
 _Static_assert(sizeof(struct xdpoff_fields) % sizeof(__u64) == 0,
@@ -758,8 +759,6 @@ int xdpoff_xdp(struct xdp_md *ctx)
 	}
 
 	seed = meta->seed;
-	/* Stages are bound from 0 up: the loops below stop at the last. */
-	nr_stages = meta->nr_stages;
 	unknown = xdpoff_parse(ctx, &f);
 	if (unknown < 0)
 		return XDP_PASS;
@@ -801,6 +800,14 @@ int xdpoff_xdp(struct xdp_md *ctx)
 			best.ifindex[st] = val->ifindex;
 		}
 	}
+
+	/*
+	 * Stages are bound from 0 up: with one (one chain or tc block, the
+	 * common case) the loops below look at stage 0 only.  Either 1 or
+	 * all: a bound the verifier knows, so it walks each loop once per
+	 * value and not once per possible exit.
+	 */
+	nr_stages = meta->nr_stages <= 1 ? 1 : XDPOFF_MAX_STAGES;
 
 	/*
 	 * Stages run in order: the earliest stage whose best rule is final

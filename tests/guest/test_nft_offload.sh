@@ -72,8 +72,34 @@ check_eq "nothing left of the refused ruleset" "" "$(nft list ruleset)"
 # --- the seed rule --------------------------------------------------------
 check "offloaded ruleset loads" nft -f "$RULESET"
 check_eq "one entry in the rules map" 1 "$(map_count $RX xdpoff_rules)"
-check "rules map entry holds the rule's key" \
-	sh -c "bpftool -j map dump pinned $PIN/$RX/xdpoff_rules | grep -q '\"dport\": *5632'"
+# bpftool reads the map's BTF (bpf/xdpoff_btf.h): addresses and ports in
+# wire order, the order in its parts.  seed_entry FIELD...: those fields
+# of the entry's value, as bpftool -j prints them (bit fields as "0x.."
+# strings, here numbers), one per line.
+seed_entry() {
+	bpftool -j map dump pinned "$PIN/$RX/xdpoff_rules" | python3 -c '
+import json, sys
+v = json.load(sys.stdin)[0]["formatted"]["value"]
+for path in sys.argv[1:]:
+    x = v
+    for k in path.split("."):
+        x = x[k]
+    if isinstance(x, str) and x.startswith("0x"):
+        x = int(x, 16)
+    print(path, json.dumps(x, separators=(",", ":")))' "$@"
+}
+seed_handle=$(nft -a list chain netdev x hw | sed -n 's/.*comment "seed" # handle \([0-9]*\)/\1/p')
+check_eq "bpftool shows the rule's key in wire order" \
+	"fields.daddr [10,0,0,2,0,0,0,0,0,0,0,0,0,0,0,0]
+fields.dport [0,22]
+fields.n_proto [8,0]
+fields.ip_proto 6" \
+	"$(seed_entry fields.daddr fields.dport fields.n_proto fields.ip_proto)"
+check_eq "... and its order: nft, chain priority 10, rule handle $seed_handle" \
+	"order.nft.nft 1
+order.nft.prio 10
+order.nft.handle $seed_handle" \
+	"$(seed_entry order.nft.nft order.nft.prio order.nft.handle)"
 
 drops0=$(xdp_drops $RX)
 send $TX $RX --saddr 10.0.0.1 --daddr $DADDR --dport 22 --count 20
