@@ -96,8 +96,9 @@ static void dev_rates(const struct dev_info *d, const struct dev_info *p,
 	const struct flow *f, *pf;
 
 	memset(dr, 0, sizeof(*dr));
+	dr->share = -1;
 	if (!p)
-		return;
+		return;	/* new since the last interval: no rates yet */
 	dr->rx = rate(d->rx_packets, p->rx_packets, secs);
 	dr->pps = rate(d->packets, p->packets, secs);
 	dr->bps = rate(d->bytes, p->bytes, secs);
