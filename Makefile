@@ -53,7 +53,7 @@ SKEL	:= $(BUILD)/xdpoff.skel.h
 CLI	:= $(BUILD)/xdpoff
 
 CFLAGS_USER := -O2 -g -Wall -Wextra -Werror -I$(ROOT) -I$(BUILD)
-LIBS_USER   := -lbpf -lelf -lz -lmnl
+LIBS_USER   := -lbpf -lelf -lz -lmnl -lm
 
 all: deps modules $(CLI)
 

@@ -81,6 +81,8 @@ struct args {
 	__u32		max_flows;
 	bool		generic;	/* attach --mode skb */
 	bool		json;
+	bool		watch;		/* show --watch */
+	double		interval;	/* show --watch: seconds */
 };
 
 int cmd_attach(const struct args *a);

@@ -179,7 +179,7 @@ static void sb_u16(struct sbuf *b, const char *proto, const char *field,
  * EtherType is left out when IPv4 fields imply it, the protocol when
  * "tcp"/"udp" port matches imply it.
  */
-static void format_match(const struct rule *r, char *out, size_t size)
+void format_match(const struct rule *r, char *out, size_t size)
 {
 	const struct xdpoff_fields *v = &r->val.fields, *m = r->mask;
 	bool ports = m->sport || m->dport;

@@ -11,7 +11,7 @@
 #include "xdpoff/xdpoff.h"
 #include "show.h"
 
-static void json_str(const char *s)
+void json_str(const char *s)
 {
 	putchar('"');
 	for (; *s; s++) {

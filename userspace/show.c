@@ -294,31 +294,108 @@ out:
 	return err;
 }
 
-/* ---- show ------------------------------------------------------------- */
+/* ---- reading every device ------------------------------------------- */
 
 static int is_dev_dir(const struct dirent *de)
 {
 	return de->d_type == DT_DIR && de->d_name[0] != '.';
 }
 
-int cmd_show(const struct args *a)
+/* The device's received frames, as the driver counts them; 0 if gone. */
+static __u64 read_rx_packets(const char *dev)
 {
-	struct kinfos kin = { 0 };
-	struct dirent **names = NULL;
-	int i, n = 0, ncpus, ret = EXIT_OK;
-	bool shown = false;
+	unsigned long long v = 0;
+	char path[128];
+	FILE *f;
 
-	if (a->dev && !(valid_ifname(a->dev) && pin_dir_exists(a->dev))) {
-		pr_warn("%s is not attached\n", a->dev);
-		return EXIT_FAIL;
-	}
-	if (!a->dev) {
+	snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/rx_packets",
+		 dev);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	fclose(f);
+	return v;
+}
+
+int devs_read(const char *dev, int ncpus, struct devs *ds)
+{
+	struct dirent **names = NULL;
+	struct kinfos kin = { 0 };
+	int i, n = 0, ret = 0;
+
+	memset(ds, 0, sizeof(*ds));
+	if (!dev) {
 		n = scandir(XDPOFF_PIN_ROOT, &names, is_dev_dir, alphasort);
 		if (n < 0 && errno != ENOENT) {
 			pr_warn("Couldn't read %s: %s\n", XDPOFF_PIN_ROOT,
 				strerror(errno));
 			return EXIT_FAIL;
 		}
+		if (n < 0)
+			n = 0;
+	} else {
+		n = 1;
+	}
+	module_query(&kin);
+	ds->kinfo = kin.v;
+	ds->v = calloc(n ? n : 1, sizeof(*ds->v));
+	if (!ds->v) {
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		struct dev_info *d = &ds->v[ds->n];
+		const char *name = dev ? dev : names[i]->d_name;
+
+		if (!valid_ifname(name))
+			continue;	/* no device's pins */
+		snprintf(d->name, sizeof(d->name), "%.*s", IF_NAMESIZE - 1,
+			 name);
+		if (read_dev(d, ncpus)) {
+			free(d->rules);
+			free(d->flows);
+			memset(d, 0, sizeof(*d));
+			ret = EXIT_FAIL;
+			continue;
+		}
+		d->rx_packets = read_rx_packets(d->name);
+		d->kinfo = find_kinfo(&kin, d->ifindex);
+		ds->n++;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ds->when);
+out:
+	for (i = 0; !dev && i < n; i++)
+		free(names[i]);
+	free(names);
+	return ret;
+}
+
+void devs_free(struct devs *ds)
+{
+	size_t i;
+
+	for (i = 0; i < ds->n; i++) {
+		free(ds->v[i].rules);
+		free(ds->v[i].flows);
+	}
+	free(ds->v);
+	free(ds->kinfo);
+	memset(ds, 0, sizeof(*ds));
+}
+
+/* ---- show ------------------------------------------------------------- */
+
+int cmd_show(const struct args *a)
+{
+	struct devs ds;
+	int ncpus, ret;
+	size_t i;
+
+	if (a->dev && !(valid_ifname(a->dev) && pin_dir_exists(a->dev))) {
+		pr_warn("%s is not attached\n", a->dev);
+		return EXIT_FAIL;
 	}
 	ncpus = libbpf_num_possible_cpus();
 	if (ncpus < 0) {
@@ -326,34 +403,22 @@ int cmd_show(const struct args *a)
 			strerror(-ncpus));
 		return EXIT_FAIL;
 	}
-	module_query(&kin);
+	if (a->watch)
+		return show_watch(a, ncpus);
 
+	ret = devs_read(a->dev, ncpus, &ds);
 	if (a->json)
 		putchar('[');
-	for (i = 0; i < (a->dev ? 1 : n); i++) {
-		struct dev_info d = { .name = a->dev ? a->dev : names[i]->d_name };
-
-		if (read_dev(&d, ncpus)) {
-			ret = EXIT_FAIL;
-		} else {
-			d.kinfo = find_kinfo(&kin, d.ifindex);
-			if (a->json && shown)
-				putchar(',');
-			if (a->json)
-				print_dev_json(&d);
-			else
-				print_dev_text(&d);
-			shown = true;
-		}
-		free(d.rules);
-		free(d.flows);
+	for (i = 0; i < ds.n; i++) {
+		if (a->json && i)
+			putchar(',');
+		if (a->json)
+			print_dev_json(&ds.v[i]);
+		else
+			print_dev_text(&ds.v[i]);
 	}
 	if (a->json)
 		printf("]\n");
-
-	for (i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-	free(kin.v);
-	return ret;
+	devs_free(&ds);
+	return ret ? EXIT_FAIL : EXIT_OK;
 }

@@ -8,7 +8,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <linux/types.h>
 
 #include "xdpoff/xdpoff.h"
@@ -41,7 +43,7 @@ struct flow {
 };
 
 struct dev_info {
-	const char		*name;
+	char			name[IF_NAMESIZE];
 	int			ifindex;
 	__u32			prog_id;
 	__u32			attached_id;	/* on the device, in ... */
@@ -56,8 +58,29 @@ struct dev_info {
 	size_t			nr_flows;
 	__u64			packets;
 	__u64			bytes;
+	__u64			rx_packets;	/* the driver's count */
 	const struct kinfo	*kinfo;		/* NULL: module did not say */
 };
+
+/* Every attached device (or one), read at one moment. */
+struct devs {
+	struct dev_info		*v;
+	size_t			n;
+	struct kinfo		*kinfo;		/* the module's, for v[].kinfo */
+	struct timespec		when;		/* CLOCK_MONOTONIC, after reading */
+};
+
+/*
+ * Read @dev, or every device under XDPOFF_PIN_ROOT, into @ds (devs_free()
+ * it).  0, or EXIT_FAIL if a device could not be read: the others are in
+ * @ds.
+ */
+int devs_read(const char *dev, int ncpus, struct devs *ds);
+void devs_free(struct devs *ds);
+
+/* watch.c: show --watch */
+struct args;
+int show_watch(const struct args *a, int ncpus);
 
 /* format.c: helpers json.c shares */
 
@@ -78,6 +101,10 @@ unsigned int order_handle(__u64 order);
 const char *ifname_of(__u32 ifindex);
 const char *l4_name(__u8 proto);
 void format_flow(const struct flow *fl, char *out, size_t size);
+void format_match(const struct rule *r, char *out, size_t size);
+
+/* json.c: @s as a JSON string, quoted and escaped. */
+void json_str(const char *s);
 
 /* One device, as text (format.c) or as a JSON object (json.c). */
 void print_dev_text(const struct dev_info *d);

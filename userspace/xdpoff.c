@@ -56,8 +56,10 @@ static const struct cmd cmds[] = {
 	{ "detach", cmd_detach, "DEV",
 	  "take DEV back from the kernel module, unload the XDP program and\n"
 	  "      remove the pins", "", 1, 1 },
-	{ "show", cmd_show, "[DEV] [--json]",
-	  "list the offloaded rules and flows and their counters", "j", 0, 1 },
+	{ "show", cmd_show, "[DEV] [--json] [--watch [INTERVAL]]",
+	  "list the offloaded rules and flows and their counters; --watch:\n"
+	  "      their rates, every INTERVAL seconds (default 1), until interrupted",
+	  "jw", 0, 1 },
 	{ "help", cmd_help, "", "show this help", "", 0, 0 },
 };
 
@@ -66,6 +68,7 @@ static const struct option long_opts[] = {
 	{ "max-flows",	required_argument,	NULL, 'f' },
 	{ "mode",	required_argument,	NULL, 'M' },
 	{ "json",	no_argument,		NULL, 'j' },
+	{ "watch",	optional_argument,	NULL, 'w' },
 	{ "verbose",	no_argument,		NULL, 'v' },
 	{ "help",	no_argument,		NULL, 'h' },
 	{ NULL },
@@ -89,7 +92,10 @@ static void usage(FILE *f)
 		"  --mode native|skb     attach: the XDP mode; native (the driver's XDP,\n"
 		"                        the default) or skb (generic XDP, for drivers\n"
 		"                        without native XDP; runs after the skb is built)\n"
-		"  --json                show: JSON output\n"
+		"  --json                show: JSON output (--watch: a line per interval)\n"
+		"  --watch [INTERVAL]    show: rates per second, refreshed every INTERVAL\n"
+		"                        seconds (default 1, at least 0.1) until\n"
+		"                        interrupted; redrawn in place on a terminal\n"
 		"\nExit status: 0 success, 1 failure, 2 usage error.  Manual: xdpoff(8).\n",
 		XDPOFF_DEFAULT_MAX_RULES, XDPOFF_DEFAULT_MAX_FLOWS);
 }
@@ -126,6 +132,30 @@ static int parse_max(const char *opt, const char *s, __u32 *out)
 	return 0;
 }
 
+/* A word that reads as a number: --watch's interval, not a device. */
+static bool is_interval(const char *s)
+{
+	char *end;
+
+	strtod(s, &end);
+	return end != s && !*end;
+}
+
+static int parse_interval(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v >= 0.1 && v <= 86400)) {
+		pr_warn("invalid --watch interval: %s (0.1 to 86400 seconds)\n", s);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
 /*
  * Parse argv (argv[0] is the command name) into @a.  Returns -1 to run the
  * command, otherwise the exit code.
@@ -147,7 +177,7 @@ static int parse_args(const struct cmd *cmd, int argc, char **argv,
 		} else if (!strchr(cmd->opts, c)) {
 			pr_warn("option --%s is not valid for %s\n",
 				c == 'm' ? "max-rules" : c == 'f' ? "max-flows" :
-				c == 'M' ? "mode" : "json",
+				c == 'M' ? "mode" : c == 'w' ? "watch" : "json",
 				cmd->name);
 			return EXIT_USAGE;
 		} else if (c == 'm') {
@@ -169,6 +199,15 @@ static int parse_args(const struct cmd *cmd, int argc, char **argv,
 			}
 		} else if (c == 'j') {
 			a->json = true;
+		} else if (c == 'w') {
+			a->watch = true;
+			if (optarg && parse_interval(optarg, &a->interval))
+				return EXIT_USAGE;
+			/* --watch N: N is the interval, if it is a number. */
+			if (!optarg && optind < argc &&
+			    is_interval(argv[optind]) &&
+			    parse_interval(argv[optind++], &a->interval))
+				return EXIT_USAGE;
 		}
 	}
 	nargs = argc - optind;
@@ -185,6 +224,7 @@ int main(int argc, char **argv)
 	struct args a = {
 		.max_rules = XDPOFF_DEFAULT_MAX_RULES,
 		.max_flows = XDPOFF_DEFAULT_MAX_FLOWS,
+		.interval = 1,
 	};
 	const struct cmd *cmd;
 	int c, ret;

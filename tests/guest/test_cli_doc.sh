@@ -181,7 +181,7 @@ check_eq "xdpoff attach <TAB>: the others" \
 	"$(tr ' ' '\n' <<<"$BEFORE" | grep -vx "$RX" | xargs)" "$(complete_words xdpoff attach "")"
 check_eq "... what attachable() says too" "$(attachable)" "$(complete_words xdpoff attach "")"
 check_eq "xdpoff detach $RX <TAB>: nothing more" "" "$(complete_words xdpoff detach $RX "")"
-check_eq "xdpoff show $RX <TAB>: show's option" "--json" "$(complete_words xdpoff show $RX "")"
+check_eq "xdpoff show $RX <TAB>: show's options" "--json --watch" "$(complete_words xdpoff show $RX "")"
 
 check "xdpoff detach $RX" "$XDPOFF" detach $RX
 check_eq "after: xdpoff detach <TAB>: nothing" "" "$(complete_words xdpoff detach "")"

@@ -12,17 +12,20 @@ the one described.  Used inside the test guest only.
                 [--icmp-type N --icmp-code N] [--tos N] [--ttl N]
                 [--frag-offset N] [--mf]]
                [--ethertype 0xNNNN] [--count N] [--payload-len N [--seq]]
+               [--rate PPS]
 
 --saddr/--daddr take IPv4 or IPv6 addresses; without them the frame is a
 bare Ethernet header of --ethertype with a zero payload.  With --seq,
 frame I of --count carries I in its payload's first 4 bytes, bytes
 derived from I after them, and IPv4 ID I: every frame differs, and so do
-their checksums.
+their checksums.  With --rate, frame I leaves I / PPS seconds after the
+first, and the last line printed is "sent N frames in T s: R/s".
 """
 import argparse
 import ipaddress
 import socket
 import struct
+import time
 
 PROTOS = {"tcp": 6, "udp": 17, "icmp": 1, "icmpv6": 58}
 TCP_FLAGS = {"syn": 0x002, "ack": 0x010}
@@ -142,6 +145,8 @@ def main():
     p.add_argument("--payload-len", type=int, default=0)
     p.add_argument("--seq", action="store_true",
                    help="number the frames (payload and IPv4 ID)")
+    p.add_argument("--rate", type=float,
+                   help="frames per second, paced; prints what it sent")
     args = p.parse_args()
     args.seq_i = 0
 
@@ -149,11 +154,22 @@ def main():
     s.bind((args.dev, 0))
     smac = mac(args.smac) if args.smac else s.getsockname()[4][:6]
     f = frame(args, smac)
+    t0 = time.monotonic()
     for i in range(args.count):
+        if args.rate:
+            delay = t0 + i / args.rate - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
         if args.seq:
             args.seq_i = i
             f = frame(args, smac)
         s.send(f)
+    if args.rate:
+        # The span of the sends: the first to the last, one gap per frame.
+        t = time.monotonic() - t0
+        span = t * args.count / max(args.count - 1, 1)
+        print("sent %d frames in %.3f s: %.1f/s" %
+              (args.count, span, args.count / span))
 
 
 if __name__ == "__main__":
