@@ -50,10 +50,12 @@ USER_HDRS	:= $(wildcard userspace/*.h)
 # finds as build/kernel/$(uname -r)/xdpoff.ko.
 BPF_OBJ	:= $(BUILD)/xdpoff.bpf.o
 SKEL	:= $(BUILD)/xdpoff.skel.h
+BPF_NOADJ_OBJ := $(BUILD)/xdpoff_noadj.bpf.o
+NOADJ_SKEL := $(BUILD)/xdpoff_noadj.skel.h
 CLI	:= $(BUILD)/xdpoff
 
 CFLAGS_USER := -O2 -g -Wall -Wextra -Werror -I$(ROOT) -I$(BUILD)
-LIBS_USER   := -lbpf -lelf -lz -lmnl -lm
+LIBS_USER   := -lxdp -lbpf -lelf -lz -lmnl -lm
 
 all: deps modules $(CLI)
 
@@ -87,11 +89,25 @@ $(BPF_OBJ): bpf/xdpoff.bpf.c bpf/xdpoff_btf.h $(XDPOFF_H) $(DEPS_STAMP)
 	$(Q)$(CLANG) -O2 -g -Wall -Werror -target bpf $(ARCH_INC) -I$(ROOT) \
 		-c $< -o $@
 
+# The same program without bpf_xdp_adjust_head() (no VLAN push or pop),
+# for libxdp dispatchers that cannot run a program moving the frame's
+# start (libxdp before 1.5.5, on kernels since 6.13 and 6.12.y): attach
+# falls back to it (userspace/attach.c).
+$(BPF_NOADJ_OBJ): bpf/xdpoff.bpf.c bpf/xdpoff_btf.h $(XDPOFF_H) $(DEPS_STAMP)
+	$(call msg,CLANG,$@)
+	$(Q)mkdir -p $(BUILD)
+	$(Q)$(CLANG) -O2 -g -Wall -Werror -target bpf $(ARCH_INC) -I$(ROOT) \
+		-DXDPOFF_NO_ADJUST -c $< -o $@
+
 $(SKEL): $(BPF_OBJ)
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name xdpoff_bpf > $@
 
-$(CLI): $(USER_SRCS) $(USER_HDRS) $(SKEL) $(XDPOFF_H)
+$(NOADJ_SKEL): $(BPF_NOADJ_OBJ)
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name xdpoff_noadj_bpf > $@
+
+$(CLI): $(USER_SRCS) $(USER_HDRS) $(SKEL) $(NOADJ_SKEL) $(XDPOFF_H)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS_USER) $(CPPFLAGS) $(LDFLAGS) -o $@ $(USER_SRCS) $(LIBS_USER)
 
@@ -205,7 +221,7 @@ bench: all vm
 		$(ROOT)/tests/bench/run $(if $(filter 1,$(QUICK)),--quick)
 
 clean:
-	$(Q)rm -rf $(BUILD)/kernel $(BPF_OBJ) $(SKEL) $(CLI)
+	$(Q)rm -rf $(BUILD)/kernel $(BPF_OBJ) $(SKEL) $(BPF_NOADJ_OBJ) $(NOADJ_SKEL) $(CLI)
 
 distclean:
 	$(Q)rm -rf $(BUILD)

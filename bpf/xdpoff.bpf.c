@@ -22,6 +22,7 @@
 #include <linux/udp.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
+#include <xdp/xdp_helpers.h>
 
 #include "xdpoff/xdpoff.h"
 #include "xdpoff_btf.h"
@@ -377,13 +378,24 @@ static __always_inline int rewrite(struct xdp_md *ctx,
 	void *data_end = (void *)(long)ctx->data_end;
 	struct ethhdr *eth = data;
 	struct vlan_hdr *vh;
+#ifndef XDPOFF_NO_ADJUST
 	__u32 addrs[3];
+#endif
 	__u8 *a;
 	int i;
 
 	if ((void *)(eth + 1) + sizeof(*vh) > data_end)
 		return -1;
 	vh = (void *)(eth + 1);
+#ifdef XDPOFF_NO_ADJUST
+	/*
+	 * The build for a dispatcher that cannot run a program moving the
+	 * frame's start (the module knows, XDPOFF_PROG_NO_ADJUST, and leaves
+	 * such rules to software): a guard only.
+	 */
+	if (val->rewrite & (XDPOFF_RW_VLAN_POP | XDPOFF_RW_VLAN_PUSH))
+		return -1;
+#else
 	if ((val->rewrite & XDPOFF_RW_VLAN_POP) && is_tpid(eth->h_proto)) {
 		__builtin_memcpy(addrs, eth, sizeof(addrs));
 		__builtin_memcpy((void *)eth + sizeof(*vh), addrs,
@@ -404,8 +416,9 @@ static __always_inline int rewrite(struct xdp_md *ctx,
 		vh = (void *)(eth + 1);
 		vh->tci = val->vlan_tci;
 		eth->h_proto = val->vlan_proto;
-	} else if ((val->rewrite & XDPOFF_RW_VLAN_MODIFY) &&
-		   is_tpid(eth->h_proto)) {
+	} else
+#endif
+	if ((val->rewrite & XDPOFF_RW_VLAN_MODIFY) && is_tpid(eth->h_proto)) {
 		eth->h_proto = val->vlan_proto;
 		vh->tci = (vh->tci & ~val->vlan_tci_mask) | val->vlan_tci;
 	}
@@ -720,6 +733,15 @@ static __always_inline void ft_count(struct xdpoff_flow_val *val, __u64 len)
 
 /* Not one of enum xdpoff_action: the flowtable forwards. */
 #define ACT_FLOW	0x100
+
+/*
+ * Its place in libxdp's dispatcher (`xdpoff attach` without --no-libxdp):
+ * XDPOFF_RUN_PRIO, and only a frame it passes goes on to the next program.
+ */
+struct {
+	__uint(priority, XDPOFF_RUN_PRIO);
+	__uint(XDP_PASS, 1);
+} XDP_RUN_CONFIG(xdpoff_xdp);
 
 SEC("xdp")
 int xdpoff_xdp(struct xdp_md *ctx)

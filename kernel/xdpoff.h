@@ -118,6 +118,7 @@ struct xdpoff_dev {
 	const char		*last_error;	/* extack of the last refusal */
 	bool			hold;		/* XDP matches nothing (replay) */
 	bool			generic;	/* XDP runs in generic mode */
+	u32			prog_flags;	/* XDPOFF_PROG_* */
 
 	/*
 	 * Flowtable offload: the flowtables bound here (all at one
@@ -338,7 +339,7 @@ struct xdpoff_dev *xdpoff_dev_find_ifindex(struct net *net, int ifindex);
 void xdpoff_dev_unlist(struct xdpoff_dev *xdev);
 int xdpoff_dev_attach(struct net_device *netdev,
 		      struct bpf_map *maps[XDPOFF_NR_MAPS], u32 mode,
-		      struct netlink_ext_ack *extack);
+		      u32 prog_flags, struct netlink_ext_ack *extack);
 bool xdpoff_dev_can_redirect(const struct xdpoff_dev *from,
 			     const struct xdpoff_dev *to);
 int xdpoff_dev_detach(struct xdpoff_dev *xdev, struct netlink_ext_ack *extack);

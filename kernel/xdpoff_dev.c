@@ -54,7 +54,7 @@ void xdpoff_dev_unlist(struct xdpoff_dev *xdev)
  */
 int xdpoff_dev_attach(struct net_device *netdev,
 		      struct bpf_map *maps[XDPOFF_NR_MAPS], u32 mode,
-		      struct netlink_ext_ack *extack)
+		      u32 prog_flags, struct netlink_ext_ack *extack)
 {
 	struct xdpoff_dev *xdev;
 	int err;
@@ -98,6 +98,7 @@ int xdpoff_dev_attach(struct net_device *netdev,
 	xdev->flows = maps[XDPOFF_MAPI_FLOWS];
 	xdev->filter = maps[XDPOFF_MAPI_FILTER];
 	xdev->generic = mode == XDPOFF_XDP_GENERIC;
+	xdev->prog_flags = prog_flags;
 	xdev->ifindex = netdev->ifindex;
 	strscpy(xdev->ifname, netdev->name, IFNAMSIZ);
 	netdev_hold(netdev, &xdev->dev_tracker, GFP_KERNEL);

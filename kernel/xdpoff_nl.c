@@ -27,6 +27,7 @@ static const struct nla_policy xdpoff_nl_policy[XDPOFF_ATTR_MAX + 1] = {
 	[XDPOFF_ATTR_NR_FLOWS]	= { .type = NLA_REJECT },
 	[XDPOFF_ATTR_FILTER_FD]	= { .type = NLA_U32 },
 	[XDPOFF_ATTR_XDP_MODE]	= NLA_POLICY_MAX(NLA_U32, XDPOFF_XDP_GENERIC),
+	[XDPOFF_ATTR_PROG_FLAGS] = NLA_POLICY_MASK(NLA_U32, XDPOFF_PROG_FLAGS_ALL),
 };
 
 static const int xdpoff_fd_attrs[XDPOFF_NR_MAPS] = {
@@ -71,7 +72,7 @@ static int xdpoff_nl_attach(struct sk_buff *skb, struct genl_info *info)
 	struct xdpoff_dev *xdev;
 	struct net_device *netdev;
 	struct bpf_map *maps[XDPOFF_NR_MAPS];
-	u32 mode = XDPOFF_XDP_NATIVE;
+	u32 mode = XDPOFF_XDP_NATIVE, prog_flags = 0;
 	int i, err;
 
 	if (GENL_REQ_ATTR_CHECK(info, XDPOFF_ATTR_IFINDEX))
@@ -81,6 +82,8 @@ static int xdpoff_nl_attach(struct sk_buff *skb, struct genl_info *info)
 			return -EINVAL;
 	if (info->attrs[XDPOFF_ATTR_XDP_MODE])
 		mode = nla_get_u32(info->attrs[XDPOFF_ATTR_XDP_MODE]);
+	if (info->attrs[XDPOFF_ATTR_PROG_FLAGS])
+		prog_flags = nla_get_u32(info->attrs[XDPOFF_ATTR_PROG_FLAGS]);
 
 	netdev = dev_get_by_index(genl_info_net(info),
 				  nla_get_u32(info->attrs[XDPOFF_ATTR_IFINDEX]));
@@ -96,7 +99,7 @@ static int xdpoff_nl_attach(struct sk_buff *skb, struct genl_info *info)
 	/* rtnl: the tc blocks the replay binds stay until it is done. */
 	rtnl_lock();
 	mutex_lock(&xdpoff_lock);
-	err = xdpoff_dev_attach(netdev, maps, mode, info->extack);
+	err = xdpoff_dev_attach(netdev, maps, mode, prog_flags, info->extack);
 	xdev = err ? NULL : xdpoff_dev_find(netdev);
 	mutex_unlock(&xdpoff_lock);
 	if (xdev)
@@ -149,6 +152,7 @@ static int xdpoff_nl_fill_dev(struct sk_buff *skb, struct xdpoff_dev *xdev,
 	    nla_put_u32(skb, XDPOFF_ATTR_NR_FLOWS, xdev->nr_flows) ||
 	    nla_put_u32(skb, XDPOFF_ATTR_XDP_MODE, xdev->generic ?
 			XDPOFF_XDP_GENERIC : XDPOFF_XDP_NATIVE) ||
+	    nla_put_u32(skb, XDPOFF_ATTR_PROG_FLAGS, xdev->prog_flags) ||
 	    (xdev->last_error &&
 	     nla_put_string(skb, XDPOFF_ATTR_LAST_ERROR, xdev->last_error))) {
 		genlmsg_cancel(skb, hdr);

@@ -190,10 +190,17 @@ static int __xdpoff_rule_add(struct xdpoff_port *port,
 	r->port = port;
 	r->never = xdpoff_never(xdev, m) || xdpoff_key_outside_mask(m);
 	r->val = m->val;
+	if ((xdev->prog_flags & XDPOFF_PROG_NO_ADJUST) &&
+	    r->val.action == XDPOFF_ACT_REDIRECT &&
+	    (r->val.rewrite & (XDPOFF_RW_VLAN_POP | XDPOFF_RW_VLAN_PUSH))) {
+		/* The program cannot; tc's software path will. */
+		memset(&r->val, 0, sizeof(r->val));
+		r->val.action = XDPOFF_ACT_SOFTWARE;
+	}
 	r->val.stage = port->stage;
 	r->val.order = xdpoff_rule_order(port, br);
 
-	if (m->val.action == XDPOFF_ACT_REDIRECT) {
+	if (r->val.action == XDPOFF_ACT_REDIRECT) {
 		err = xdpoff_rule_fwd(xdev, r, br->fwd, extack);
 		if (err)
 			goto err_free_rule;

@@ -11,7 +11,7 @@ set -euo pipefail
 PACKAGES=(
 	# build: module, XDP object, CLI
 	make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev libmnl-dev
-	bpftool linux-headers-amd64
+	libxdp-dev bpftool linux-headers-amd64
 	# the manual: build/xdpoff.8 from doc/xdpoff.8.rst (rst2man), and
 	# man to check it renders (tests/guest/test_cli_doc.sh)
 	python3-docutils man-db
@@ -24,6 +24,8 @@ PACKAGES=(
 	nftables iproute2 ethtool python3 util-linux procps
 	# the flowtable test: conntrack -L (HW_OFFLOAD), -D
 	conntrack
+	# the libxdp test: xdp-filter and xdp-loader beside xdpoff
+	xdp-tools
 	# make deb, and the boot test, which installs the packages in the
 	# guest (DKMS runs there, never here)
 	dpkg-dev debhelper dh-dkms dkms lintian

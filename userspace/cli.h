@@ -71,7 +71,11 @@ void pin_path(char *buf, size_t size, const char *dev, int pin);
 bool pin_dir_exists(const char *dev);
 int open_pin(const char *dev, int pin);
 __u32 prog_id(int prog_fd);
-__u32 xdp_attached(int ifindex, __u32 ours, bool *generic);
+struct xdp_multiprog;
+struct xdp_multiprog *xdp_hook(int ifindex);
+
+struct xdp_where;		/* show.h */
+__u32 xdp_attached(int ifindex, __u32 ours, struct xdp_where *w);
 __u32 map_max_entries(int map_fd);
 
 /* The commands (attach.c, show.c), called by main() with the parsed line. */
@@ -80,6 +84,8 @@ struct args {
 	__u32		max_rules;
 	__u32		max_flows;
 	bool		generic;	/* attach --mode skb */
+	bool		no_libxdp;	/* attach --no-libxdp */
+	int		run_prio;	/* attach --priority; -1: the program's */
 	bool		json;
 	bool		watch;		/* show --watch */
 	double		interval;	/* show --watch: seconds */

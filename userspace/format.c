@@ -356,8 +356,13 @@ void print_dev_text(const struct dev_info *d)
 	const struct rule *r;
 	char match[512], edits[256];
 
-	printf("%s: xdp prog id %u%s, %zu rule%s, %u mask%s", d->name,
-	       d->prog_id, d->generic ? " (generic mode)" : "", d->nr_rules,
+	printf("%s: xdp prog id %u", d->name, d->prog_id);
+	if (d->attached_id == d->prog_id && d->xdp.libxdp)
+		printf(" (%slibxdp priority %u)",
+		       d->xdp.generic ? "generic mode, " : "", d->xdp.run_prio);
+	else if (d->attached_id == d->prog_id && d->xdp.generic)
+		printf(" (generic mode)");
+	printf(", %zu rule%s, %u mask%s", d->nr_rules,
 	       plural(d->nr_rules), d->nr_masks, plural(d->nr_masks));
 	if (d->kinfo)
 		printf(", %u block%s", d->kinfo->nr_blocks,

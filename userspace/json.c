@@ -147,7 +147,11 @@ void print_dev_json(const struct dev_info *d)
 	json_key(&first, "xdp_attached", "");
 	printf(d->attached_id == d->prog_id ? "true" : "false");
 	json_key(&first, "xdp_mode", "");
-	json_str(d->generic ? "generic" : "native");
+	json_str(d->xdp.generic ? "generic" : "native");
+	json_key(&first, "libxdp", "");
+	printf(d->xdp.libxdp ? "true" : "false");
+	if (d->xdp.libxdp)
+		json_u64(&first, "run_prio", d->xdp.run_prio);
 	json_u64(&first, "max_rules", d->max_rules);
 	json_u64(&first, "masks", d->nr_masks);
 	if (d->kinfo)

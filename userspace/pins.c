@@ -10,9 +10,11 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
 
 #include "xdpoff/xdpoff.h"
 #include "cli.h"
+#include "show.h"
 
 const char *const pin_names[NR_PINS] = {
 	[PIN_RULES]	= XDPOFF_MAP_RULES,
@@ -69,26 +71,51 @@ __u32 prog_id(int prog_fd)
 	return info.id;
 }
 
+/* libxdp's view of @ifindex's XDP hook; NULL when nothing is attached. */
+struct xdp_multiprog *xdp_hook(int ifindex)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(ifindex);
+
+	return !mp || libxdp_get_error(mp) ? NULL : mp;
+}
+
 /*
- * The XDP program on @ifindex in the mode program @ours runs in, if it
- * runs there, else in native mode, else in generic mode (0: none).
- * *@generic: the mode of the program returned.
+ * Where program @ours runs on @ifindex: directly on the hook, or as one of
+ * the programs of libxdp's dispatcher there.  Returns @ours if it runs, else
+ * what holds the hook (native mode first), 0 if nothing does; @w says how.
  */
-__u32 xdp_attached(int ifindex, __u32 ours, bool *generic)
+__u32 xdp_attached(int ifindex, __u32 ours, struct xdp_where *w)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	struct xdp_multiprog *mp;
+	struct xdp_program *p = NULL;
 
-	*generic = false;
+	memset(w, 0, sizeof(*w));
 	if (bpf_xdp_query(ifindex, 0, &q))
 		return 0;
-	if (ours && q.skb_prog_id == ours) {
-		*generic = true;
+	if (ours && (q.drv_prog_id == ours || q.skb_prog_id == ours)) {
+		w->generic = q.skb_prog_id == ours;
 		return ours;
 	}
-	if (q.drv_prog_id)
-		return q.drv_prog_id;
-	*generic = q.skb_prog_id != 0;
-	return q.skb_prog_id;
+	if (ours && (q.drv_prog_id || q.skb_prog_id)) {
+		mp = xdp_hook(ifindex);
+		if (mp && !xdp_multiprog__is_legacy(mp)) {
+			while ((p = xdp_multiprog__next_prog(p, mp)))
+				if (xdp_program__id(p) == ours)
+					break;
+			if (p) {
+				w->libxdp = true;
+				w->run_prio = xdp_program__run_prio(p);
+				w->generic = xdp_multiprog__attach_mode(mp) ==
+					     XDP_MODE_SKB;
+			}
+		}
+		xdp_multiprog__close(mp);
+		if (p)
+			return ours;
+	}
+	w->generic = !q.drv_prog_id && q.skb_prog_id;
+	return q.drv_prog_id ?: q.skb_prog_id;
 }
 
 __u32 map_max_entries(int map_fd)

@@ -276,8 +276,7 @@ static int read_dev(struct dev_info *d, int ncpus)
 	if (!d->ifindex)
 		pr_warn("%s: device is gone\n", d->name);
 	else
-		d->attached_id = xdp_attached(d->ifindex, d->prog_id,
-					      &d->generic);
+		d->attached_id = xdp_attached(d->ifindex, d->prog_id, &d->xdp);
 
 	err = read_masks(d, fds[PIN_MASKS], fds[PIN_META]);
 	if (!err)

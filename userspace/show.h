@@ -42,12 +42,19 @@ struct flow {
 	double			idle;	/* seconds since XDP last forwarded; <0: never */
 };
 
+/* How a program runs on a device (xdp_attached(), pins.c). */
+struct xdp_where {
+	bool		generic;	/* generic (skb) mode */
+	bool		libxdp;		/* one of libxdp's dispatcher's programs */
+	unsigned int	run_prio;	/* ... at this run priority */
+};
+
 struct dev_info {
 	char			name[IF_NAMESIZE];
 	int			ifindex;
 	__u32			prog_id;
-	__u32			attached_id;	/* on the device, in ... */
-	bool			generic;	/* ... generic mode */
+	__u32			attached_id;	/* on the device ... */
+	struct xdp_where	xdp;		/* ... how, if it is prog_id */
 	__u32			max_rules;
 	__u32			nr_masks;	/* active ones, in masks[] */
 	struct xdpoff_mask	masks[XDPOFF_MAX_MASKS];

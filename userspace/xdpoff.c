@@ -2,7 +2,7 @@
 /*
  * xdpoff: make a NIC an offload target for netfilter/tc rules.
  *
- * `attach` loads the xdpoff XDP program on a device in native mode, pins
+ * `attach` loads the xdpoff XDP program on a device (through libxdp), pins
  * its maps under XDPOFF_PIN_ROOT/DEV and hands the map fds to the xdpoff
  * kernel module, which from then on writes offloaded rules into them.
  * `detach` undoes that, `show` reads the rules and counters back.
@@ -11,12 +11,14 @@
  * table, help) and main().  The commands are in attach.c and show.c.
  */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/types.h>
 #include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
 
 #include "xdpoff/xdpoff.h"
 #include "cli.h"
@@ -29,6 +31,14 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 			va_list ap)
 {
 	if (level != LIBBPF_WARN && !verbose)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int libxdp_print(enum libxdp_print_level level, const char *fmt,
+			va_list ap)
+{
+	if (level != LIBXDP_WARN && !verbose)
 		return 0;
 	return vfprintf(stderr, fmt, ap);
 }
@@ -49,10 +59,11 @@ static int cmd_help(const struct args *a);
 
 static const struct cmd cmds[] = {
 	{ "attach", cmd_attach,
-	  "DEV [--mode native|skb] [--max-rules N] [--max-flows N]",
-	  "load the XDP program on DEV (native mode unless --mode skb), pin it\n"
-	  "      and its maps under " XDPOFF_PIN_ROOT "/DEV and hand DEV to the kernel\n"
-	  "      module", "mfM", 1, 1 },
+	  "DEV [--mode native|skb] [--max-rules N] [--max-flows N] [--priority N | --no-libxdp]",
+	  "load the XDP program on DEV (native mode unless --mode skb) through\n"
+	  "      libxdp's dispatcher, beside other XDP programs, pin it and its maps\n"
+	  "      under " XDPOFF_PIN_ROOT "/DEV and hand DEV to the kernel module",
+	  "mfMPL", 1, 1 },
 	{ "detach", cmd_detach, "DEV",
 	  "take DEV back from the kernel module, unload the XDP program and\n"
 	  "      remove the pins", "", 1, 1 },
@@ -67,6 +78,8 @@ static const struct option long_opts[] = {
 	{ "max-rules",	required_argument,	NULL, 'm' },
 	{ "max-flows",	required_argument,	NULL, 'f' },
 	{ "mode",	required_argument,	NULL, 'M' },
+	{ "priority",	required_argument,	NULL, 'P' },
+	{ "no-libxdp",	no_argument,		NULL, 'L' },
 	{ "json",	no_argument,		NULL, 'j' },
 	{ "watch",	optional_argument,	NULL, 'w' },
 	{ "verbose",	no_argument,		NULL, 'v' },
@@ -92,12 +105,18 @@ static void usage(FILE *f)
 		"  --mode native|skb     attach: the XDP mode; native (the driver's XDP,\n"
 		"                        the default) or skb (generic XDP, for drivers\n"
 		"                        without native XDP; runs after the skb is built)\n"
+		"  --priority N          attach: the run priority in libxdp's dispatcher;\n"
+		"                        lower runs first (default %u: after other\n"
+		"                        programs, as tc and nft ingress run after XDP)\n"
+		"  --no-libxdp           attach: without libxdp, the program alone on the\n"
+		"                        hook (fails if another program holds it)\n"
 		"  --json                show: JSON output (--watch: a line per interval)\n"
 		"  --watch [INTERVAL]    show: rates per second, refreshed every INTERVAL\n"
 		"                        seconds (default 1, at least 0.1) until\n"
 		"                        interrupted; redrawn in place on a terminal\n"
 		"\nExit status: 0 success, 1 failure, 2 usage error.  Manual: xdpoff(8).\n",
-		XDPOFF_DEFAULT_MAX_RULES, XDPOFF_DEFAULT_MAX_FLOWS);
+		XDPOFF_DEFAULT_MAX_RULES, XDPOFF_DEFAULT_MAX_FLOWS,
+		XDPOFF_RUN_PRIO);
 }
 
 static int cmd_help(const struct args *a)
@@ -130,6 +149,32 @@ static int parse_max(const char *opt, const char *s, __u32 *out)
 	}
 	*out = v;
 	return 0;
+}
+
+/* libxdp's run priority: an unsigned int; ours must fit an int. */
+static int parse_prio(const char *s, int *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v > INT_MAX) {
+		pr_warn("invalid --priority: %s (0 to %d)\n", s, INT_MAX);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static const char *opt_name(int c)
+{
+	const struct option *o;
+
+	for (o = long_opts; o->name; o++)
+		if (o->val == c)
+			return o->name;
+	return "?";
 }
 
 /* A word that reads as a number: --watch's interval, not a device. */
@@ -176,9 +221,7 @@ static int parse_args(const struct cmd *cmd, int argc, char **argv,
 			return EXIT_USAGE;
 		} else if (!strchr(cmd->opts, c)) {
 			pr_warn("option --%s is not valid for %s\n",
-				c == 'm' ? "max-rules" : c == 'f' ? "max-flows" :
-				c == 'M' ? "mode" : c == 'w' ? "watch" : "json",
-				cmd->name);
+				opt_name(c), cmd->name);
 			return EXIT_USAGE;
 		} else if (c == 'm') {
 			if (parse_max("max-rules", optarg, &a->max_rules))
@@ -197,6 +240,11 @@ static int parse_args(const struct cmd *cmd, int argc, char **argv,
 					optarg);
 				return EXIT_USAGE;
 			}
+		} else if (c == 'P') {
+			if (parse_prio(optarg, &a->run_prio))
+				return EXIT_USAGE;
+		} else if (c == 'L') {
+			a->no_libxdp = true;
 		} else if (c == 'j') {
 			a->json = true;
 		} else if (c == 'w') {
@@ -209,6 +257,10 @@ static int parse_args(const struct cmd *cmd, int argc, char **argv,
 			    parse_interval(argv[optind++], &a->interval))
 				return EXIT_USAGE;
 		}
+	}
+	if (a->no_libxdp && a->run_prio >= 0) {
+		pr_warn("--priority is libxdp's: not with --no-libxdp\n");
+		return EXIT_USAGE;
 	}
 	nargs = argc - optind;
 	if (nargs < cmd->min_args || nargs > cmd->max_args) {
@@ -225,11 +277,13 @@ int main(int argc, char **argv)
 		.max_rules = XDPOFF_DEFAULT_MAX_RULES,
 		.max_flows = XDPOFF_DEFAULT_MAX_FLOWS,
 		.interval = 1,
+		.run_prio = -1,
 	};
 	const struct cmd *cmd;
 	int c, ret;
 
 	libbpf_set_print(libbpf_print);
+	libxdp_set_print(libxdp_print);
 
 	/* Global options, up to the command name. */
 	while ((c = getopt_long(argc, argv, "+hv", long_opts, NULL)) != -1) {

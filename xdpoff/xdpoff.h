@@ -31,6 +31,15 @@
 /* Where `xdpoff attach DEV` pins the maps: XDPOFF_PIN_ROOT/DEV/<map name> */
 #define XDPOFF_PIN_ROOT		"/sys/fs/bpf/xdpoff"
 
+/*
+ * The program's run priority in libxdp's dispatcher (lower runs first;
+ * libxdp's default is 50, xdp-filter's 10).  The offloaded rules stand for
+ * tc and nft ingress, which in software run after every XDP program: last
+ * by default, so other programs see every frame as they would without
+ * xdpoff.  `xdpoff attach --priority N` overrides it.
+ */
+#define XDPOFF_RUN_PRIO		200
+
 /* Mask slots scanned per frame; bounds the XDP loop. */
 #ifndef XDPOFF_MAX_MASKS
 #define XDPOFF_MAX_MASKS	32
@@ -367,6 +376,15 @@ enum xdpoff_xdp_mode {
 	XDPOFF_XDP_GENERIC,	/* generic XDP, on an skb (xdpgeneric) */
 };
 
+/*
+ * XDPOFF_ATTR_PROG_FLAGS.  NO_ADJUST: the program cannot move the frame's
+ * start (the build attach falls back to under a libxdp dispatcher that
+ * cannot run one that does), so a redirect that pushes or pops a VLAN tag
+ * is software's: the frame goes up to tc, which makes it.
+ */
+#define XDPOFF_PROG_NO_ADJUST	(1U << 0)
+#define XDPOFF_PROG_FLAGS_ALL	XDPOFF_PROG_NO_ADJUST
+
 enum xdpoff_attr {
 	XDPOFF_ATTR_UNSPEC,
 	XDPOFF_ATTR_IFINDEX,		/* u32 */
@@ -389,6 +407,11 @@ enum xdpoff_attr {
 	 * device (ATTACH, optional: native; GET).
 	 */
 	XDPOFF_ATTR_XDP_MODE,
+	/*
+	 * u32, XDPOFF_PROG_*: what the device's program cannot do
+	 * (ATTACH, optional: 0; GET).
+	 */
+	XDPOFF_ATTR_PROG_FLAGS,
 	__XDPOFF_ATTR_MAX,
 };
 #define XDPOFF_ATTR_MAX (__XDPOFF_ATTR_MAX - 1)
