@@ -574,5 +574,12 @@ int cmd_detach(const struct args *a)
 	if (prog_fd >= 0)
 		close(prog_fd);
 	remove_pins(a->dev);
+	/*
+	 * A dispatcher that left the hook without libxdp (the device was
+	 * deleted, `ip link set xdp off`) leaves libxdp's pins of it behind,
+	 * and with them our program and its maps: remove such pins, as
+	 * `xdp-loader clean` does (of every device when DEV is gone).
+	 */
+	libxdp_clean_references(ifindex);
 	return err ? EXIT_FAIL : EXIT_OK;
 }

@@ -47,6 +47,8 @@ nl "ifindex of 2 bytes: refused by the policy" EINVAL -- raw 1 1:0300
 nl "ifindex of 8 bytes: refused by the policy" EINVAL -- raw 1 1:0300000000000000
 nl "unknown attribute type" EINVAL -- raw 1 99:00000000
 nl "a read-only attribute in a request" EINVAL -- raw 1 "1:$(u32 $IFX)" 7:00000000
+nl "program flags with an unknown bit: refused by the policy" EINVAL -- \
+	raw 1 "1:$(u32 $IFX)" "14:$(u32 2)"
 nl "unknown command" ENOTSUP -- raw 42
 nl "detach without ifindex" EINVAL -- raw 2
 
@@ -172,9 +174,12 @@ check_eq "... the maps are empty" 0 "$(map_count $RX xdpoff_rules)"
 check "eth1 detaches" "$XDPOFF" detach $RX
 # Every device is gone from the module now: it holds none of their maps
 # (the flows map's reference was once kept forever), and with the pins
-# gone (xdv0's stayed when the device was deleted under them) no map of
-# xdpoff is left in the kernel.
-rm -r "$PIN/xdv0"
+# gone no map of xdpoff is left in the kernel: xdv0's pins stayed when the
+# device was deleted under them, and so did libxdp's of its dispatcher,
+# which hold the program; detach of the deleted device removes both.
+check "detach of the deleted xdv0 removes its pins" \
+	sh -c "'$XDPOFF' detach xdv0 && [ ! -e $PIN/xdv0 ] &&
+	       ! ls /sys/fs/bpf/xdp 2>/dev/null | grep -q '^dispatch-$XDV0-'"
 check_eq "no xdpoff map left once every device is detached" "" \
 	"$(bpftool -j map list | python3 -c '
 import json, sys

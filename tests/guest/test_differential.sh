@@ -164,7 +164,7 @@ generic_diff() {
 		sh -c "ip -d link show $dev | grep -q 'prog/xdp id' &&
 		       ip link show $dev | grep -q xdpgeneric"
 	check "$label: xdpoff show says generic mode" \
-		sh -c "'$XDPOFF' show $dev | grep -q '(generic mode)' &&
+		sh -c "'$XDPOFF' show $dev | grep -q '(generic mode, libxdp priority 200)' &&
 		       '$XDPOFF' show --json $dev | grep -q '\"xdp_mode\":\"generic\"'"
 	# Native eth1 cannot hand XDP frames to a generic-mode device.
 	if nft -f - 2>/dev/null <<-EOF
