@@ -5,7 +5,7 @@
  * guest.sh calls it): it loads the XDP program into the running kernel,
  * without attaching it to any device.
  *
- * Usage: classify [--repeat R] [--runs K] RULES:MASKS...
+ * Usage: classify [--repeat R] [--runs K] [--libxdp DEV] RULES:MASKS...
  *
  * For each RULES:MASKS it loads a fresh copy of the program (rules and
  * stats maps sized max(RULES, XDPOFF_DEFAULT_MAX_RULES), as `xdpoff attach
@@ -26,6 +26,12 @@
  * hash and a filter test, those whose filter has the frame's bit a hash
  * map lookup, and the verdict comes from the last rule: XDP_DROP (retval
  * 1), checked.
+ *
+ * With --libxdp DEV the program is loaded the way `xdpoff attach` loads
+ * it by default, as one of the programs of libxdp's dispatcher on DEV
+ * (generic mode: DEV may be any device of the guest), and the test run
+ * runs the dispatcher, which calls it: the difference to a run without
+ * is the dispatcher's cost.  The line then ends in libxdp=1.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -40,6 +46,8 @@
 #include <linux/udp.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <net/if.h>
+#include <xdp/libxdp.h>
 
 #include "xdpoff/xdpoff.h"
 #include "xdpoff.skel.h"
@@ -163,12 +171,40 @@ static int fill(struct xdpoff_bpf *skel, unsigned int rules,
 	return 0;
 }
 
+/* Load @skel as the only program of a dispatcher on @ifindex: its fd. */
+static int load_libxdp(struct xdpoff_bpf *skel, int ifindex,
+		       struct xdp_program **xp)
+{
+	DECLARE_LIBXDP_OPTS(xdp_program_opts, opts, .obj = skel->obj,
+			    .prog_name = "xdpoff_xdp");
+	struct xdp_multiprog *mp;
+	int err, fd;
+
+	*xp = xdp_program__create(&opts);
+	err = libxdp_get_error(*xp);
+	if (err) {
+		*xp = NULL;
+		return err;
+	}
+	err = xdp_program__attach(*xp, ifindex, XDP_MODE_SKB, 0);
+	if (err)
+		return err;
+	mp = xdp_multiprog__get_from_ifindex(ifindex);
+	if (!mp || libxdp_get_error(mp) || xdp_multiprog__is_legacy(mp))
+		return -ENOENT;
+	fd = dup(xdp_program__fd(xdp_multiprog__main_prog(mp)));
+	xdp_multiprog__close(mp);
+	return fd < 0 ? -errno : fd;
+}
+
 static int bench(unsigned int rules, unsigned int masks, unsigned int repeat,
-		 int runs)
+		 int runs, int libxdp_ifindex)
 {
 	unsigned int cap = rules > XDPOFF_DEFAULT_MAX_RULES ?
 			   rules : XDPOFF_DEFAULT_MAX_RULES;
+	struct xdp_program *xp = NULL;
 	struct xdpoff_bpf *skel;
+	int prog_fd = -1;
 	__u8 frame[BENCH_FRAME_LEN];
 	int err, i;
 
@@ -181,8 +217,13 @@ static int bench(unsigned int rules, unsigned int masks, unsigned int repeat,
 	err = bpf_map__set_max_entries(skel->maps.xdpoff_rules, cap);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.xdpoff_stats, cap);
-	if (!err)
+	if (!err && libxdp_ifindex) {
+		prog_fd = load_libxdp(skel, libxdp_ifindex, &xp);
+		err = prog_fd < 0 ? prog_fd : 0;
+	} else if (!err) {
 		err = xdpoff_bpf__load(skel);
+		prog_fd = bpf_program__fd(skel->progs.xdpoff_xdp);
+	}
 	if (err) {
 		fprintf(stderr, "classify: load: %s\n", strerror(-err));
 		goto out;
@@ -200,15 +241,15 @@ static int bench(unsigned int rules, unsigned int masks, unsigned int repeat,
 			    .data_size_in = sizeof(frame),
 			    .repeat = repeat);
 
-		err = bpf_prog_test_run_opts(
-			bpf_program__fd(skel->progs.xdpoff_xdp), &opts);
+		err = bpf_prog_test_run_opts(prog_fd, &opts);
 		if (err) {
 			fprintf(stderr, "classify: test run: %s\n",
 				strerror(errno));
 			goto out;
 		}
-		printf("classify rules=%u masks=%u repeat=%u ns=%u retval=%u\n",
-		       rules, masks, repeat, opts.duration, opts.retval);
+		printf("classify rules=%u masks=%u repeat=%u ns=%u retval=%u%s\n",
+		       rules, masks, repeat, opts.duration, opts.retval,
+		       libxdp_ifindex ? " libxdp=1" : "");
 		fflush(stdout);
 		if (opts.retval != XDP_DROP) {
 			fprintf(stderr, "classify: rules=%u masks=%u: verdict %u, expected XDP_DROP\n",
@@ -218,26 +259,35 @@ static int bench(unsigned int rules, unsigned int masks, unsigned int repeat,
 		}
 	}
 out:
+	if (xp) {
+		xdp_program__detach(xp, libxdp_ifindex, XDP_MODE_SKB, 0);
+		xdp_program__close(xp);
+	}
+	if (libxdp_ifindex && prog_fd >= 0)
+		close(prog_fd);
 	xdpoff_bpf__destroy(skel);
 	return err ? -1 : 0;
 }
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: classify [--repeat R] [--runs K] RULES:MASKS...\n");
+	fprintf(stderr, "usage: classify [--repeat R] [--runs K] [--libxdp DEV] RULES:MASKS...\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
 	unsigned int repeat = 1000000, rules, masks;
-	int runs = 3, i, fails = 0;
+	int runs = 3, i, fails = 0, libxdp_ifindex = 0;
 
 	for (i = 1; i < argc && !strncmp(argv[i], "--", 2); i++) {
 		if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
 			repeat = strtoul(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
 			runs = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--libxdp") && i + 1 < argc &&
+			 (libxdp_ifindex = if_nametoindex(argv[++i])))
+			;
 		else
 			usage();
 	}
@@ -251,7 +301,7 @@ int main(int argc, char **argv)
 		if (sscanf(argv[i], "%u:%u", &rules, &masks) != 2 || !rules ||
 		    !masks || masks > XDPOFF_MAX_MASKS || masks > rules)
 			usage();
-		if (bench(rules, masks, repeat, runs))
+		if (bench(rules, masks, repeat, runs, libxdp_ifindex))
 			fails++;
 	}
 	return fails ? 1 : 0;
