@@ -344,7 +344,10 @@ static int attach_libxdp(const struct args *a, int ifindex, struct prog *p,
 	err = hook_shareable(a, ifindex);
 	if (err)
 		return err;
+	/* libbpf's load log of a refusal we expect is no news. */
+	libbpf_hold();
 	err = join_dispatcher(a, ifindex, p, xprog);
+	libbpf_release(err != -EINVAL);
 	if (err == -EINVAL && !p->no_adjust) {
 		pr_debug("%s: the dispatcher refused the program; trying the build without VLAN push and pop\n",
 			 a->dev);

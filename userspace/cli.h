@@ -28,6 +28,13 @@ extern bool verbose;
 			fprintf(stderr, fmt, ##__VA_ARGS__);		\
 	} while (0)
 
+/*
+ * Hold libbpf's warnings back (not with -v) until libbpf_release(), which
+ * prints them or drops them: for an attempt that may fail as expected.
+ */
+void libbpf_hold(void);
+void libbpf_release(bool print);
+
 /* A generic netlink socket bound to the xdpoff family. */
 struct xnl {
 	struct mnl_socket	*sock;

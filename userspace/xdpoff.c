@@ -27,12 +27,35 @@ bool verbose;
 
 /* ---- helpers ---------------------------------------------------------- */
 
+/* Where libbpf's warnings go while held (libbpf_hold()), else NULL. */
+static FILE *held;
+static char *held_buf;
+static size_t held_size;
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 			va_list ap)
 {
 	if (level != LIBBPF_WARN && !verbose)
 		return 0;
-	return vfprintf(stderr, fmt, ap);
+	return vfprintf(held ?: stderr, fmt, ap);
+}
+
+void libbpf_hold(void)
+{
+	if (!verbose && !held)
+		held = open_memstream(&held_buf, &held_size);
+}
+
+void libbpf_release(bool print)
+{
+	if (!held)
+		return;
+	fclose(held);
+	held = NULL;
+	if (print && held_size)
+		fwrite(held_buf, 1, held_size, stderr);
+	free(held_buf);
+	held_buf = NULL;
 }
 
 static int libxdp_print(enum libxdp_print_level level, const char *fmt,

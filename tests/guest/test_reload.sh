@@ -119,6 +119,9 @@ check "detach after rmmod and insmod removes the old program" \
 out=$("$XDPOFF" attach $RX 2>&1)
 rc=$?
 echo "$out" | diag
+# On 6.12 every attach also says it runs the build without VLAN push and
+# pop (Debian 12's libxdp; test_libxdp.sh checks that line).
+out=$(grep -v "libxdp's dispatcher cannot run a program" <<<"$out")
 check_eq "attach succeeds and says the two chains were re-created" \
 	"0 $RX: 2 offloaded chains re-created and offloaded (new rule handles)" "$rc $out"
 check_eq "every rule back in eth1's maps" 6 "$(map_count $RX xdpoff_rules)"
