@@ -349,6 +349,16 @@ void format_flow(const struct flow *fl, char *out, size_t size)
 		 fmt_mac(m2, v->smac), v->mtu);
 }
 
+/* "  prio P handle H" of an nft rule, "  tc prio P" of a tc filter. */
+void print_rule_hook(const struct rule *r)
+{
+	if (r->val.order >> 63)
+		printf("  prio %u handle %u", order_prio(r->val.order),
+		       order_handle(r->val.order));
+	else
+		printf("  tc prio %u", order_prio(r->val.order));
+}
+
 void print_dev_text(const struct dev_info *d)
 {
 	const struct flow *fl;
@@ -377,11 +387,7 @@ void print_dev_text(const struct dev_info *d)
 	for (r = d->rules; r < d->rules + d->nr_rules; r++) {
 		format_match(r, match, sizeof(match));
 		format_rewrite(&r->val, edits, sizeof(edits));
-		if (r->val.order >> 63)
-			printf("  prio %u handle %u", order_prio(r->val.order),
-			       order_handle(r->val.order));
-		else
-			printf("  tc prio %u", order_prio(r->val.order));
+		print_rule_hook(r);
 		printf("  %s%s%s%s%s  %s  packets %llu bytes %llu\n",
 		       edits, edits[0] ? ", " : "",
 		       action_name(r->val.action),

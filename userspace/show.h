@@ -109,6 +109,7 @@ const char *ifname_of(__u32 ifindex);
 const char *l4_name(__u8 proto);
 void format_flow(const struct flow *fl, char *out, size_t size);
 void format_match(const struct rule *r, char *out, size_t size);
+void print_rule_hook(const struct rule *r);
 
 /* json.c: @s as a JSON string, quoted and escaped. */
 void json_str(const char *s);

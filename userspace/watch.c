@@ -147,11 +147,7 @@ static void print_text(const struct devs *now, const struct devs *before,
 		for (r = d->rules; r < d->rules + d->nr_rules; r++) {
 			pr = p ? rule_before(p, r) : NULL;
 			format_match(r, match, sizeof(match));
-			if (r->val.order >> 63)
-				printf("  prio %u handle %u", order_prio(r->val.order),
-				       order_handle(r->val.order));
-			else
-				printf("  tc prio %u", order_prio(r->val.order));
+			print_rule_hook(r);
 			printf("  %s  %s  %.0f pkt/s %.0f B/s consumed %.0f/s\n",
 			       action_name(r->val.action), match,
 			       pr ? rate(r->packets, pr->packets, secs) : 0,
