@@ -30,11 +30,19 @@
 char LICENSE[] SEC("license") = "GPL";
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, XDPOFF_DEFAULT_MAX_RULES);
-	__type(key, struct xdpoff_rule_key);
+	__type(key, __u32);
 	__type(value, struct xdpoff_rule_val_btf);	/* xdpoff_btf.h */
 } xdpoff_rules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	/* xdpoff_index_buckets(XDPOFF_DEFAULT_MAX_RULES) */
+	__uint(max_entries, XDPOFF_DEFAULT_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct xdpoff_bucket);
+} xdpoff_index SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -73,13 +81,17 @@ struct {
 
 _Static_assert(sizeof(struct xdpoff_fields) % sizeof(__u64) == 0,
 	       "xdpoff_fields must be a whole number of 64-bit words");
-_Static_assert(XDPOFF_FIELD_WORDS <= 32, "xdpoff_mask.words is too narrow");
+_Static_assert(XDPOFF_FIELD_WORDS <= XDPOFF_WORDS_LAST_SHIFT,
+	       "xdpoff_mask.words is too narrow");
+_Static_assert(XDPOFF_FIELD_WORDS == 9, "lookup_rule() walks 9 words");
 _Static_assert(__builtin_offsetof(struct xdpoff_fields, dmac) % 8 == 0 &&
 	       __builtin_offsetof(struct xdpoff_fields, smac) ==
 	       __builtin_offsetof(struct xdpoff_fields, dmac) + ETH_ALEN,
 	       "xdpoff_parse() copies dmac and smac as one 12-byte block");
 _Static_assert((XDPOFF_MAX_STAGES & (XDPOFF_MAX_STAGES - 1)) == 0,
 	       "XDPOFF_MAX_STAGES must be a power of two");
+_Static_assert((XDPOFF_DEFAULT_MAX_RULES & (XDPOFF_DEFAULT_MAX_RULES - 1)) == 0,
+	       "xdpoff_index's default size assumes a power of two");
 
 #define IP_OFFSET	0x1fff
 #define IP_MF		0x2000
@@ -279,44 +291,75 @@ static __noinline int xdpoff_parse(struct xdp_md *ctx,
 }
 
 /*
+ * Word n of the hash, and of the compare: cases of a switch on the mask's
+ * last word + 1 that fall through down to word 0, so a mask of the first
+ * words (an nft rule on IPv4 addresses and ports) does not test the others.
+ */
+#define HASH_WORD(n)							\
+	case (n) + 1:							\
+		if (*words & (1U << (n)))				\
+			h = xdpoff_hash_word(h, src[n] & msk[n]);	\
+		/* fallthrough */
+#define SAME_WORD(n)							\
+	case (n) + 1:							\
+		if ((*words & (1U << (n))) && (src[n] & msk[n]) != v[n]) \
+			return NULL;					\
+		/* fallthrough */
+
+/*
  * The rule of mask @m (in @slot) that matches @f, if any: the hash of only
- * the words @m uses, its bit in the slot's filter, the rules hash looked
- * up, then those words compared with the rule's.  @key is the caller's
- * scratch space.  The words are read as volatile: the compiler would keep
- * them all in registers across the map lookup (and the mask loop), and
- * spill them past the stack's 512 bytes.
+ * the words @m uses, its bit in the slot's filter, the rule's slot from
+ * the hash's bucket of the index, then those words compared with the
+ * rule's.  @key is the caller's scratch space (a u32 for the lookups).
+ * The words are read as volatile: the compiler would keep them all in
+ * registers across the map lookup (and the mask loop), and spill them
+ * past the stack's 512 bytes.
  */
 static __always_inline struct xdpoff_rule_val *
 lookup_rule(const struct xdpoff_fields *f, const struct xdpoff_mask *m,
-	    __u32 slot, __u64 seed, struct xdpoff_rule_key *key)
+	    __u32 slot, __u64 seed, __u32 index_mask, __u32 *key)
 {
 	const volatile __u64 *src = (const volatile __u64 *)f;
 	const volatile __u64 *msk = (const volatile __u64 *)&m->mask;
 	const volatile __u32 *words = &m->words;
+	struct xdpoff_bucket *b;
 	struct xdpoff_rule_val *val;
 	const __u64 *v;
-	__u64 h, *bits;
+	__u64 h, e, *bits;
 	__u32 idx;
 	int i;
 
 	h = xdpoff_hash_start(seed, m->id);
-#pragma unroll
-	for (i = 0; i < XDPOFF_FIELD_WORDS; i++)
-		if (*words & (1U << i))
-			h = xdpoff_hash_word(h, src[i] & msk[i]);
+	switch (XDPOFF_WORDS_LAST(*words)) {
+	HASH_WORD(8) HASH_WORD(7) HASH_WORD(6) HASH_WORD(5) HASH_WORD(4)
+	HASH_WORD(3) HASH_WORD(2) HASH_WORD(1) HASH_WORD(0)
+	}
 	idx = xdpoff_filter_index(slot, h);
 	bits = bpf_map_lookup_elem(&xdpoff_filter, &idx);
 	if (!bits || !(*bits & xdpoff_filter_bit(h)))
 		return NULL;
-	key->hash = h;
+	*key = (__u32)h & index_mask;
+	b = bpf_map_lookup_elem(&xdpoff_index, key);
+	if (!b)
+		return NULL;
+#pragma unroll
+	for (i = 0; i < XDPOFF_INDEX_WAYS; i++) {
+		e = b->entry[i];
+		/* A free entry (0) matches no key: no rule has a tag of 0. */
+		if ((e ^ h) <= XDPOFF_INDEX_SLOT)
+			break;
+	}
+	if (i == XDPOFF_INDEX_WAYS)
+		return NULL;
+	*key = (__u32)(e & XDPOFF_INDEX_SLOT) - 1;
 	val = bpf_map_lookup_elem(&xdpoff_rules, key);
 	if (!val || val->mask_id != m->id)
 		return NULL;
 	v = (const __u64 *)&val->fields;
-#pragma unroll
-	for (i = 0; i < XDPOFF_FIELD_WORDS; i++)
-		if ((*words & (1U << i)) && (src[i] & msk[i]) != v[i])
-			return NULL;
+	switch (XDPOFF_WORDS_LAST(*words)) {
+	SAME_WORD(8) SAME_WORD(7) SAME_WORD(6) SAME_WORD(5) SAME_WORD(4)
+	SAME_WORD(3) SAME_WORD(2) SAME_WORD(1) SAME_WORD(0)
+	}
 	return val;
 }
 
@@ -750,13 +793,14 @@ int xdpoff_xdp(struct xdp_md *ctx)
 	struct xdpoff_flow_val *flow = NULL;
 	struct xdpoff_fields f = {};
 	union {
-		struct xdpoff_rule_key	rule;
+		__u32			rule;
 		struct xdpoff_flow_key	flow;
 	} keys;
-	struct xdpoff_rule_key *key = &keys.rule;
+	__u32 *key = &keys.rule;
 	struct xdpoff_meta *meta;
 	struct stage_best best;
 	__u32 zero = 0, i, nr, nr_stages, v = 0, act;
+	__u32 index_mask;
 	__u64 seed;
 	int unknown;
 
@@ -781,6 +825,7 @@ int xdpoff_xdp(struct xdp_md *ctx)
 	}
 
 	seed = meta->seed;
+	index_mask = meta->index_mask;
 	unknown = xdpoff_parse(ctx, &f);
 	if (unknown < 0)
 		return XDP_PASS;
@@ -810,7 +855,7 @@ int xdpoff_xdp(struct xdp_md *ctx)
 		}
 		if (m->ranges && out_of_range(m, &f))
 			continue;
-		val = lookup_rule(&f, m, i, seed, key);
+		val = lookup_rule(&f, m, i, seed, index_mask, key);
 		if (!val)
 			continue;
 		st = val->stage & (XDPOFF_MAX_STAGES - 1);
@@ -890,7 +935,7 @@ int xdpoff_xdp(struct xdp_md *ctx)
 
 		m = bpf_map_lookup_elem(&xdpoff_masks, &slot);
 		if (m)
-			val = lookup_rule(&f, m, slot, seed, key);
+			val = lookup_rule(&f, m, slot, seed, index_mask, key);
 		/* The rule went away meanwhile, or no room to edit. */
 		if (!val || val->order != verdict_order || rewrite(ctx, val))
 			act = XDPOFF_ACT_SOFTWARE;

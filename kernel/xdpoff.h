@@ -49,6 +49,7 @@ enum {
 	XDPOFF_MAPI_STATS,
 	XDPOFF_MAPI_FLOWS,
 	XDPOFF_MAPI_FILTER,
+	XDPOFF_MAPI_INDEX,
 	XDPOFF_NR_MAPS,
 };
 
@@ -96,6 +97,7 @@ struct xdpoff_dev {
 	struct bpf_map		*stats;
 	struct bpf_map		*flows;
 	struct bpf_map		*filter;
+	struct bpf_map		*index;
 	u32			max_rules;
 	u32			max_flows;
 	u64			seed;		/* xdpoff_meta.seed */
@@ -103,7 +105,14 @@ struct xdpoff_dev {
 	struct xdpoff_mask_slot	mask_slots[XDPOFF_MAX_MASKS];
 	u32			nr_masks;	/* highest used slot + 1 */
 
-	unsigned long		*stats_used;	/* bitmap, max_rules bits */
+	/*
+	 * Rule slots (rules array and stats map), max_rules bits each: in
+	 * use; freed since the last grace period waited for (frames in
+	 * flight may still read them), and that grace period's cookie.
+	 */
+	unsigned long		*stats_used;
+	unsigned long		*slots_dirty;
+	unsigned long		slots_gp;
 
 	DECLARE_HASHTABLE(by_cookie, XDPOFF_RULE_HASH_BITS);
 	DECLARE_HASHTABLE(by_key, XDPOFF_RULE_HASH_BITS);
@@ -204,12 +213,12 @@ struct xdpoff_rule {
 	struct hlist_node	key_node;
 	unsigned long		cookie;
 	struct xdpoff_port	*port;
-	struct xdpoff_rule_key	key;		/* of the map entry */
+	struct xdpoff_rule_key	key;		/* of its index entry */
 	struct xdpoff_rule_val	val;		/* val.fields: its fields */
 	u32			mask_slot;
 	struct xdpoff_dev	*fwd_dev;	/* redirect target, referenced */
 	bool			never;		/* cannot match on this device */
-	bool			installed;	/* owns the map entry of key */
+	bool			installed;	/* owns the index entry of key */
 	u64			reported_pkts;
 	u64			reported_bytes;
 };
@@ -306,6 +315,11 @@ void xdpoff_mask_put(struct xdpoff_dev *xdev, u32 slot);
 void xdpoff_filter_get(struct xdpoff_dev *xdev, u32 slot, u64 hash);
 void xdpoff_filter_put(struct xdpoff_dev *xdev, u32 slot, u64 hash);
 void xdpoff_filter_free(struct xdpoff_dev *xdev);
+u64 *xdpoff_index_entry(struct xdpoff_dev *xdev, u64 hash, u32 slot);
+u64 *xdpoff_index_free_entry(struct xdpoff_dev *xdev, u64 hash,
+			     struct netlink_ext_ack *extack);
+void xdpoff_index_set(u64 *entry, u64 hash, u32 slot);
+struct xdpoff_rule_val *xdpoff_rule_elem(struct xdpoff_dev *xdev, u32 slot);
 int xdpoff_stats_alloc(struct xdpoff_dev *xdev, u32 *slot);
 void xdpoff_stats_free(struct xdpoff_dev *xdev, u32 slot);
 void xdpoff_stats_read(struct xdpoff_dev *xdev, u32 slot,

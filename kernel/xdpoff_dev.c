@@ -79,7 +79,10 @@ int xdpoff_dev_attach(struct net_device *netdev,
 	xdev->max_flows = maps[XDPOFF_MAPI_FLOWS]->max_entries;
 	xdev->seed = get_random_u64();
 	xdev->stats_used = bitmap_zalloc(xdev->max_rules, GFP_KERNEL);
-	if (!xdev->stats_used) {
+	xdev->slots_dirty = bitmap_zalloc(xdev->max_rules, GFP_KERNEL);
+	if (!xdev->stats_used || !xdev->slots_dirty) {
+		bitmap_free(xdev->stats_used);
+		bitmap_free(xdev->slots_dirty);
 		kfree(xdev);
 		return -ENOMEM;
 	}
@@ -97,6 +100,7 @@ int xdpoff_dev_attach(struct net_device *netdev,
 	xdev->stats = maps[XDPOFF_MAPI_STATS];
 	xdev->flows = maps[XDPOFF_MAPI_FLOWS];
 	xdev->filter = maps[XDPOFF_MAPI_FILTER];
+	xdev->index = maps[XDPOFF_MAPI_INDEX];
 	xdev->generic = mode == XDPOFF_XDP_GENERIC;
 	xdev->prog_flags = prog_flags;
 	xdev->ifindex = netdev->ifindex;

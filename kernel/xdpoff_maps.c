@@ -18,8 +18,8 @@ struct xdpoff_map_spec {
 };
 
 static const struct xdpoff_map_spec xdpoff_map_specs[XDPOFF_NR_MAPS] = {
-	{ BPF_MAP_TYPE_HASH,
-	  sizeof(struct xdpoff_rule_key), sizeof(struct xdpoff_rule_val),
+	{ BPF_MAP_TYPE_ARRAY,
+	  sizeof(u32), sizeof(struct xdpoff_rule_val),
 	  KBUILD_MODNAME ": rules map has the wrong type, key or value size" },
 	{ BPF_MAP_TYPE_ARRAY,
 	  sizeof(u32), sizeof(struct xdpoff_mask),
@@ -36,6 +36,9 @@ static const struct xdpoff_map_spec xdpoff_map_specs[XDPOFF_NR_MAPS] = {
 	{ BPF_MAP_TYPE_ARRAY,
 	  sizeof(u32), sizeof(u64),
 	  KBUILD_MODNAME ": filter map has the wrong type, key or value size" },
+	{ BPF_MAP_TYPE_ARRAY,
+	  sizeof(u32), sizeof(struct xdpoff_bucket),
+	  KBUILD_MODNAME ": index map has the wrong type, key or value size" },
 };
 
 int xdpoff_maps_validate(struct bpf_map *maps[XDPOFF_NR_MAPS],
@@ -64,6 +67,15 @@ int xdpoff_maps_validate(struct bpf_map *maps[XDPOFF_NR_MAPS],
 	if (maps[XDPOFF_MAPI_STATS]->max_entries <
 	    maps[XDPOFF_MAPI_RULES]->max_entries) {
 		NL_SET_ERR_MSG_MOD(extack, "stats map is smaller than rules map");
+		return -EINVAL;
+	}
+	if (maps[XDPOFF_MAPI_RULES]->max_entries > XDPOFF_MAX_RULES_LIMIT) {
+		NL_SET_ERR_MSG_MOD(extack, "rules map is too large (16777215 slots at most)");
+		return -EINVAL;
+	}
+	if (maps[XDPOFF_MAPI_INDEX]->max_entries !=
+	    xdpoff_index_buckets(maps[XDPOFF_MAPI_RULES]->max_entries)) {
+		NL_SET_ERR_MSG_MOD(extack, "index map has the wrong size for the rules map");
 		return -EINVAL;
 	}
 	return 0;
@@ -156,6 +168,7 @@ static int xdpoff_meta_restore(struct xdpoff_dev *xdev)
 		.software_from = xdpoff_dev_software_from(xdev),
 		.ft_order = xdev->hold ? XDPOFF_ORDER_NONE : xdev->ft_order,
 		.seed = xdev->seed,
+		.index_mask = xdev->index->max_entries - 1,
 	};
 	u32 zero = 0;
 
@@ -397,9 +410,90 @@ static void xdpoff_stats_zero(struct xdpoff_dev *xdev, u32 slot)
 }
 
 /*
+ * The index: bucket of @hash, entries written with one store each.  The
+ * XDP program reads an entry, then the rules array element it names: the
+ * element is written before the entry that names it (smp_wmb()), and a
+ * slot an entry named is not written again until a grace period later
+ * (xdpoff_stats_alloc()).
+ */
+static u64 *xdpoff_bucket(struct xdpoff_dev *xdev, u64 hash)
+{
+	u32 idx = (u32)hash & (xdev->index->max_entries - 1);
+	struct xdpoff_bucket *b;
+
+	b = xdev->index->ops->map_lookup_elem(xdev->index, &idx);
+	return b ? b->entry : NULL;
+}
+
+static u64 xdpoff_index_value(u64 hash, u32 slot)
+{
+	return (hash & XDPOFF_INDEX_TAG) | (slot + 1);
+}
+
+/* The entry of @hash that names @slot. */
+u64 *xdpoff_index_entry(struct xdpoff_dev *xdev, u64 hash, u32 slot)
+{
+	u64 *e = xdpoff_bucket(xdev, hash);
+	int i;
+
+	for (i = 0; e && i < XDPOFF_INDEX_WAYS; i++)
+		if (e[i] == xdpoff_index_value(hash, slot))
+			return &e[i];
+	return NULL;
+}
+
+/*
+ * A free entry for @hash, which no installed rule's key has: NULL if
+ * another key has its bucket and top bits (the program would find only
+ * one of them), or the bucket is full.
+ */
+u64 *xdpoff_index_free_entry(struct xdpoff_dev *xdev, u64 hash,
+			     struct netlink_ext_ack *extack)
+{
+	u64 *e = xdpoff_bucket(xdev, hash), *free = NULL;
+	int i;
+
+	if (WARN_ON_ONCE(!e))
+		return NULL;
+	if (!(hash & XDPOFF_INDEX_TAG)) {
+		/* A free entry's tag: the program would find free entries. */
+		NL_SET_ERR_MSG_MOD(extack,
+				   "rule key hash collides with another rule");
+		return NULL;
+	}
+	for (i = 0; i < XDPOFF_INDEX_WAYS; i++) {
+		if (!e[i]) {
+			free = free ?: &e[i];
+		} else if (!((e[i] ^ hash) & XDPOFF_INDEX_TAG)) {
+			NL_SET_ERR_MSG_MOD(extack,
+					   "rule key hash collides with another rule");
+			return NULL;
+		}
+	}
+	if (!free)
+		NL_SET_ERR_MSG_MOD(extack,
+				   "rule index bucket is full (attach with a larger --max-rules)");
+	return free;
+}
+
+/* Publish @slot under @hash, after the writes of its element. */
+void xdpoff_index_set(u64 *entry, u64 hash, u32 slot)
+{
+	smp_wmb();
+	WRITE_ONCE(*entry, xdpoff_index_value(hash, slot));
+}
+
+/* The rules array element of @slot, in place. */
+struct xdpoff_rule_val *xdpoff_rule_elem(struct xdpoff_dev *xdev, u32 slot)
+{
+	return xdev->rules->ops->map_lookup_elem(xdev->rules, &slot);
+}
+
+/*
  * Lowest free slot, so a failed batch that deletes and restores rules
- * leaves the maps as they were.  A frame still in flight on the rule that
- * freed the slot may add one hit to the rule that takes it next.
+ * leaves the maps as they were.  A slot freed since the last grace period
+ * may still be read by frames in flight, through the index entry that
+ * named it: its reuse waits for one (all the slots freed before it).
  */
 int xdpoff_stats_alloc(struct xdpoff_dev *xdev, u32 *slot)
 {
@@ -409,6 +503,10 @@ int xdpoff_stats_alloc(struct xdpoff_dev *xdev, u32 *slot)
 	if (bit >= xdev->max_rules)
 		return -ENOSPC;
 
+	if (test_bit(bit, xdev->slots_dirty)) {
+		cond_synchronize_rcu(xdev->slots_gp);
+		bitmap_zero(xdev->slots_dirty, xdev->max_rules);
+	}
 	set_bit(bit, xdev->stats_used);
 	xdpoff_stats_zero(xdev, bit);
 	*slot = bit;
@@ -418,12 +516,20 @@ int xdpoff_stats_alloc(struct xdpoff_dev *xdev, u32 *slot)
 /*
  * Zeroed on free too, so a map whose rules are all gone reads as it did
  * before they came (frames in flight may still add to it: zeroed again on
- * the next alloc).
+ * the next alloc).  The rules array element is free from here on: mask id
+ * 0, which the program never takes; the rest stays as it was for frames
+ * in flight, until the slot's next rule overwrites it.
  */
 void xdpoff_stats_free(struct xdpoff_dev *xdev, u32 slot)
 {
+	struct xdpoff_rule_val *v = xdpoff_rule_elem(xdev, slot);
+
+	if (v)
+		WRITE_ONCE(v->mask_id, 0);
 	xdpoff_stats_zero(xdev, slot);
 	clear_bit(slot, xdev->stats_used);
+	set_bit(slot, xdev->slots_dirty);
+	xdev->slots_gp = get_state_synchronize_rcu();
 }
 
 void xdpoff_stats_read(struct xdpoff_dev *xdev, u32 slot,

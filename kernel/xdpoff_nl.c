@@ -28,6 +28,7 @@ static const struct nla_policy xdpoff_nl_policy[XDPOFF_ATTR_MAX + 1] = {
 	[XDPOFF_ATTR_FILTER_FD]	= { .type = NLA_U32 },
 	[XDPOFF_ATTR_XDP_MODE]	= NLA_POLICY_MAX(NLA_U32, XDPOFF_XDP_GENERIC),
 	[XDPOFF_ATTR_PROG_FLAGS] = NLA_POLICY_MASK(NLA_U32, XDPOFF_PROG_FLAGS_ALL),
+	[XDPOFF_ATTR_INDEX_FD]	= { .type = NLA_U32 },
 };
 
 static const int xdpoff_fd_attrs[XDPOFF_NR_MAPS] = {
@@ -37,6 +38,7 @@ static const int xdpoff_fd_attrs[XDPOFF_NR_MAPS] = {
 	[XDPOFF_MAPI_STATS]	= XDPOFF_ATTR_STATS_FD,
 	[XDPOFF_MAPI_FLOWS]	= XDPOFF_ATTR_FLOWS_FD,
 	[XDPOFF_MAPI_FILTER]	= XDPOFF_ATTR_FILTER_FD,
+	[XDPOFF_MAPI_INDEX]	= XDPOFF_ATTR_INDEX_FD,
 };
 
 static struct genl_family xdpoff_nl_family;

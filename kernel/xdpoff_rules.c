@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * xdpoff: a device's rule table, the driver's shadow of its rules map:
- * one struct xdpoff_rule per rule installed on the device, found by
- * cookie and by key, with its map entry, mask slot and counters.
+ * xdpoff: a device's rule table, the driver's shadow of its rules array
+ * and index: one struct xdpoff_rule per rule installed on the device,
+ * found by cookie and by key, with its slot, index entry, mask slot and
+ * counters.
  *
  * The device's last reference is dropped here too: freeing a device
  * flushes its table, and a rule holds a reference on its fwd target.
@@ -137,11 +138,17 @@ static void xdpoff_rule_unfwd(struct xdpoff_rule *r)
 	r->fwd_dev = NULL;
 }
 
-/* Write @r's entry unless an earlier rule with the same key holds it. */
+/*
+ * Write @r's element of the rules array and point its key's index entry
+ * at it, unless an earlier rule with the same key holds the entry.  An
+ * owner it takes the entry from keeps its slot, marked free in the array
+ * (mask id 0) while it is not installed.
+ */
 static int xdpoff_rule_install(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
 			       struct netlink_ext_ack *extack)
 {
 	struct xdpoff_rule *owner, *best;
+	u64 *entry;
 	int err;
 
 	if (!xdpoff_key_rules(xdev, r, &owner, &best)) {
@@ -152,19 +159,29 @@ static int xdpoff_rule_install(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
 	if (owner && owner->val.order < r->val.order)
 		return 0;
 
-	/* A new entry: its filter bit first, so no frame misses it. */
-	if (!owner)
-		xdpoff_filter_get(xdev, r->mask_slot, r->key.hash);
-	err = xdpoff_map_update(xdev->rules, &r->key, &r->val, BPF_ANY);
+	if (owner)
+		entry = xdpoff_index_entry(xdev, owner->key.hash,
+					   owner->val.stats_slot);
+	else
+		entry = xdpoff_index_free_entry(xdev, r->key.hash, extack);
+	if (!entry)
+		return owner ? -EIO : -ENOSPC;
+
+	err = xdpoff_map_update(xdev->rules, &r->val.stats_slot, &r->val,
+				BPF_ANY);
 	if (err) {
-		if (!owner)
-			xdpoff_filter_put(xdev, r->mask_slot, r->key.hash);
 		NL_SET_ERR_MSG_MOD(extack, "failed to write the rules map");
 		return err;
 	}
+	/* A new entry: its filter bit first, so no frame misses it. */
+	if (!owner)
+		xdpoff_filter_get(xdev, r->mask_slot, r->key.hash);
+	xdpoff_index_set(entry, r->key.hash, r->val.stats_slot);
 	r->installed = true;
-	if (owner)
+	if (owner) {
 		owner->installed = false;
+		WRITE_ONCE(xdpoff_rule_elem(xdev, owner->val.stats_slot)->mask_id, 0);
+	}
 	return 0;
 }
 
@@ -259,8 +276,8 @@ int xdpoff_rule_add(struct xdpoff_port *port, const struct xdpoff_brule *br,
 }
 
 /*
- * Remove @r: its map entry goes to the next rule with the same key, or is
- * deleted before the mask can go.
+ * Remove @r: its index entry goes to the next rule with the same key, or
+ * is cleared before the mask can go.
  */
 void xdpoff_rule_del(struct xdpoff_dev *xdev, struct xdpoff_rule *r)
 {
@@ -275,15 +292,24 @@ void xdpoff_rule_del(struct xdpoff_dev *xdev, struct xdpoff_rule *r)
 
 	hash_del(&r->key_node);
 	if (r->installed) {
+		u64 *entry = xdpoff_index_entry(xdev, r->key.hash,
+						r->val.stats_slot);
+
 		xdpoff_key_rules(xdev, r, &owner, &best);
-		if (best && !xdpoff_map_update(xdev->rules, &best->key,
-					       &best->val, BPF_EXIST)) {
+		if (WARN_ON_ONCE(!entry)) {
+			/* cannot be: nothing to unpublish */
+		} else if (best && !xdpoff_map_update(xdev->rules,
+						      &best->val.stats_slot,
+						      &best->val, BPF_ANY)) {
+			xdpoff_index_set(entry, best->key.hash,
+					 best->val.stats_slot);
 			best->installed = true;
 		} else {
-			xdpoff_map_delete(xdev->rules, &r->key);
+			WRITE_ONCE(*entry, 0);
 			xdpoff_filter_put(xdev, r->mask_slot, r->key.hash);
 		}
 	}
+	/* Its element is free from here (mask id 0), its slot after a grace period. */
 	xdpoff_stats_free(xdev, r->val.stats_slot);
 	xdpoff_mask_put(xdev, r->mask_slot);
 out_free:
@@ -337,7 +363,9 @@ static void xdpoff_dev_release(struct kref *ref)
 	bpf_map_put(xdev->stats);
 	bpf_map_put(xdev->flows);
 	bpf_map_put(xdev->filter);
+	bpf_map_put(xdev->index);
 	bitmap_free(xdev->stats_used);
+	bitmap_free(xdev->slots_dirty);
 	xdpoff_filter_free(xdev);
 	for (i = 0; i < XDPOFF_MAX_MASKS; i++)
 		WARN_ON_ONCE(xdev->mask_slots[i].refcnt);

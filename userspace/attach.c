@@ -36,6 +36,7 @@ static const int pin_attrs[NR_MAPS] = {
 	[PIN_STATS]	= XDPOFF_ATTR_STATS_FD,
 	[PIN_FLOWS]	= XDPOFF_ATTR_FLOWS_FD,
 	[PIN_FILTER]	= XDPOFF_ATTR_FILTER_FD,
+	[PIN_INDEX]	= XDPOFF_ATTR_INDEX_FD,
 };
 
 /*
@@ -195,6 +196,9 @@ static int open_prog(struct prog *p, bool no_adjust, __u32 max_rules,
 	err = bpf_map__set_max_entries(prog_map(p, PIN_RULES), max_rules);
 	if (!err)
 		err = bpf_map__set_max_entries(prog_map(p, PIN_STATS), max_rules);
+	if (!err)
+		err = bpf_map__set_max_entries(prog_map(p, PIN_INDEX),
+					       xdpoff_index_buckets(max_rules));
 	if (!err)
 		err = bpf_map__set_max_entries(prog_map(p, PIN_FLOWS), max_flows);
 	if (!err)

@@ -156,61 +156,102 @@ static int cmp_rules(const void *a, const void *b)
 	       (x->val.stats_slot < y->val.stats_slot);
 }
 
+/*
+ * Keep the rule add_rule() put at the end of d->rules if its mask is
+ * active (the module writes the mask first), with its counters.
+ */
+static int check_rule(struct dev_info *d, struct rule *r, int stats_fd,
+		      struct xdpoff_stats *buf, int ncpus)
+{
+	r->slot = find_mask(d, r->val.mask_id);
+	r->mask = r->slot ? &r->slot->mask : NULL;
+	if (!r->mask) {
+		pr_debug("%s: rule with inactive mask %u skipped\n",
+			 d->name, r->val.mask_id);
+		return 0;
+	}
+	read_stats(r, stats_fd, buf, ncpus);
+	d->packets += r->packets;
+	d->bytes += r->bytes;
+	d->nr_rules++;
+	return 0;
+}
+
+/* Slots of the rules array read per BPF_MAP_LOOKUP_BATCH. */
+#define RULES_BATCH	1024
+
+/* One rule of the array: @val, of a used slot. */
+static int add_rule(struct dev_info *d, const struct xdpoff_rule_val *val,
+		    size_t *cap, struct rule **out)
+{
+	struct rule *r;
+
+	if (d->nr_rules == *cap) {
+		*cap = *cap ? 2 * *cap : 64;
+		r = realloc(d->rules, *cap * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		d->rules = r;
+	}
+	r = &d->rules[d->nr_rules];
+	memset(r, 0, sizeof(*r));
+	r->val = *val;
+	*out = r;
+	return 0;
+}
+
+/* The rules array, in batches: the slots in use (mask id not 0). */
 static int read_rules(struct dev_info *d, int rules_fd, int stats_fd,
 		      int ncpus)
 {
-	__u32 limit = d->max_rules ? d->max_rules : UINT32_MAX;
-	struct xdpoff_rule_key key, next;
+	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	struct xdpoff_rule_val *vals = NULL;
+	__u32 in, out, count, i, *keys = NULL;
 	struct xdpoff_stats *buf;
 	size_t cap = 0;
 	struct rule *r;
-	void *prev = NULL;
-	int err = 0;
-	__u32 n;
+	void *batch = NULL;
+	int err = 0, done = 0;
 
 	buf = calloc(ncpus, sizeof(*buf));
-	if (!buf)
-		return -ENOMEM;
-	/* The module may rewrite the hash under us: bound the walk. */
-	for (n = 0; n < limit; n++) {
-		err = bpf_map_get_next_key(rules_fd, prev, &next);
+	keys = calloc(RULES_BATCH, sizeof(*keys));
+	vals = calloc(RULES_BATCH, sizeof(*vals));
+	if (!buf || !keys || !vals) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (!done) {
+		count = RULES_BATCH;
+		err = bpf_map_lookup_batch(rules_fd, batch, &out, keys, vals,
+					   &count, &opts);
+		if (err == -ENOENT)
+			done = 1;	/* the last slots, or none */
+		else if (err)
+			break;
+		err = 0;
+		in = out;
+		batch = &in;
+		for (i = 0; i < count && !err; i++) {
+			if (!vals[i].mask_id)
+				continue;	/* a free slot */
+			err = add_rule(d, &vals[i], &cap, &r);
+			if (!err)
+				err = check_rule(d, r, stats_fd, buf, ncpus);
+		}
 		if (err)
 			break;
-		key = next;
-		prev = &key;
-		if (d->nr_rules == cap) {
-			cap = cap ? 2 * cap : 64;
-			r = realloc(d->rules, cap * sizeof(*r));
-			if (!r) {
-				err = -ENOMEM;
-				break;
-			}
-			d->rules = r;
-		}
-		r = &d->rules[d->nr_rules];
-		memset(r, 0, sizeof(*r));
-		r->key = key;
-		if (bpf_map_lookup_elem(rules_fd, &key, &r->val))
-			continue;	/* deleted meanwhile */
-		r->slot = find_mask(d, r->val.mask_id);
-		r->mask = r->slot ? &r->slot->mask : NULL;
-		if (!r->mask) {
-			pr_debug("%s: rule with inactive mask %u skipped\n",
-				 d->name, r->val.mask_id);
-			continue;
-		}
-		read_stats(r, stats_fd, buf, ncpus);
-		d->packets += r->packets;
-		d->bytes += r->bytes;
-		d->nr_rules++;
 	}
+out:
+	free(keys);
+	free(vals);
 	free(buf);
-	if (err && err != -ENOENT)
+	if (err)
 		return err;
 	if (d->nr_rules)
 		qsort(d->rules, d->nr_rules, sizeof(*d->rules), cmp_rules);
 	return 0;
 }
+
 
 static int cmp_flows(const void *a, const void *b)
 {

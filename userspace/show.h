@@ -16,7 +16,6 @@
 #include "xdpoff/xdpoff.h"
 
 struct rule {
-	struct xdpoff_rule_key		key;
 	struct xdpoff_rule_val		val;
 	const struct xdpoff_fields	*mask;
 	const struct xdpoff_mask	*slot;	/* mask, ranges */

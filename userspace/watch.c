@@ -43,7 +43,7 @@ static double rate(__u64 now, __u64 before, double secs)
 	return now >= before && secs > 0 ? (now - before) / secs : 0;
 }
 
-/* The same rule in the snapshot before: slot, order and key alike. */
+/* The same rule in the snapshot before: slot, order, mask and fields alike. */
 static const struct rule *rule_before(const struct dev_info *d,
 				      const struct rule *r)
 {
@@ -52,7 +52,9 @@ static const struct rule *rule_before(const struct dev_info *d,
 	for (p = d->rules; p < d->rules + d->nr_rules; p++)
 		if (p->val.stats_slot == r->val.stats_slot &&
 		    p->val.order == r->val.order &&
-		    p->key.hash == r->key.hash)
+		    p->val.mask_id == r->val.mask_id &&
+		    !memcmp(&p->val.fields, &r->val.fields,
+			    sizeof(r->val.fields)))
 			return p;
 	return NULL;
 }

@@ -159,15 +159,20 @@ static const struct cmd *find_cmd(const char *name)
 	return NULL;
 }
 
-static int parse_max(const char *opt, const char *s, __u32 *out)
+static int parse_max(const char *opt, const char *s, __u32 limit,
+		     __u32 *out)
 {
 	unsigned long long v;
 	char *end;
 
 	errno = 0;
 	v = strtoull(s, &end, 0);
-	if (errno || end == s || *end || !v || v > UINT32_MAX || s[0] == '-') {
+	if (errno || end == s || *end || !v || s[0] == '-') {
 		pr_warn("invalid --%s: %s\n", opt, s);
+		return -EINVAL;
+	}
+	if (v > limit) {
+		pr_warn("invalid --%s: %s (at most %u)\n", opt, s, limit);
 		return -EINVAL;
 	}
 	*out = v;
@@ -247,10 +252,12 @@ static int parse_args(const struct cmd *cmd, int argc, char **argv,
 				opt_name(c), cmd->name);
 			return EXIT_USAGE;
 		} else if (c == 'm') {
-			if (parse_max("max-rules", optarg, &a->max_rules))
+			if (parse_max("max-rules", optarg,
+				      XDPOFF_MAX_RULES_LIMIT, &a->max_rules))
 				return EXIT_USAGE;
 		} else if (c == 'f') {
-			if (parse_max("max-flows", optarg, &a->max_flows))
+			if (parse_max("max-flows", optarg, UINT32_MAX,
+				      &a->max_flows))
 				return EXIT_USAGE;
 		} else if (c == 'M') {
 			if (!strcmp(optarg, "skb") || !strcmp(optarg, "generic")) {

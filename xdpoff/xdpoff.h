@@ -8,14 +8,17 @@
  * __u8/__u16/__u32/__u64/__be16/__be32 (linux/types.h in all three).
  *
  * Classification is a tuple-space search.  Every distinct mask the module
- * has seen occupies one slot of the masks map; a rule is one entry of the
- * rules hash, keyed by (mask id, hash of frame fields & mask), its value
- * holding the masked fields themselves.  The XDP program masks the parsed
- * frame with every active mask, hashes only the words the mask uses, looks
- * the result up, compares the fields and keeps the match with the lowest
- * order: the earliest rule wins, as in software.  A bit filter per mask
+ * has seen occupies one slot of the masks map; a rule is one element of the
+ * rules array, at the rule's slot, holding the masked fields themselves,
+ * and its key (a hash of the mask id and of frame fields & mask) is in the
+ * index, a hash table of buckets the module fills, that gives the slot.
+ * The XDP program masks the parsed frame with every active mask, hashes
+ * only the words the mask uses, finds the slot in the hash's bucket,
+ * compares the fields and keeps the match with the lowest order: the
+ * earliest rule wins, as in software.  A bit filter per mask
  * (xdpoff_filter) says which hashes some rule of the mask has, so a mask
- * the frame cannot match costs no hash map lookup, mostly.
+ * the frame cannot match costs no bucket lookup, mostly.  Arrays only:
+ * the kernel inlines their lookups into the program.
  */
 #ifndef __XDPOFF_XDPOFF_H
 #define __XDPOFF_XDPOFF_H
@@ -27,6 +30,7 @@
 #define XDPOFF_MAP_STATS	"xdpoff_stats"
 #define XDPOFF_MAP_FLOWS	"xdpoff_flows"
 #define XDPOFF_MAP_FILTER	"xdpoff_filter"
+#define XDPOFF_MAP_INDEX	"xdpoff_index"
 
 /* Where `xdpoff attach DEV` pins the maps: XDPOFF_PIN_ROOT/DEV/<map name> */
 #define XDPOFF_PIN_ROOT		"/sys/fs/bpf/xdpoff"
@@ -52,6 +56,8 @@
 #ifndef XDPOFF_DEFAULT_MAX_RULES
 #define XDPOFF_DEFAULT_MAX_RULES	16384
 #endif
+/* A rule's slot + 1 fits an index entry's low bits (XDPOFF_INDEX_SLOT). */
+#define XDPOFF_MAX_RULES_LIMIT		((1U << 24) - 1)
 
 /* Default capacity of the flows map (xdpoff attach --max-flows). */
 #ifndef XDPOFF_DEFAULT_MAX_FLOWS
@@ -124,20 +130,50 @@ struct xdpoff_fields {
 #define XDPOFF_FIELD_WORDS	(sizeof(struct xdpoff_fields) / sizeof(__u64))
 
 /*
- * Key of the rules hash: xdpoff_key_hash() of the masked frame fields,
- * whose start state holds the mask id.  8 bytes, so the map's own hash
- * and compare of the key are cheap for the XDP program; the mask id and
- * the fields are compared in the value.  Two rules whose keys are equal
- * but whose mask or fields are not cannot both have an entry: the module
- * refuses the second.
+ * A rule's key: xdpoff_key_hash() of the masked frame fields, whose start
+ * state holds the mask id.  It picks the rule's bucket of the index and
+ * is kept there beside the rule's slot; the mask id and the fields are
+ * compared in the rule.  Two rules whose keys are equal but whose mask or
+ * fields are not cannot both be installed: the module refuses the second.
  */
 struct xdpoff_rule_key {
 	__u64	hash;
 };
 
 /*
+ * The index (xdpoff_index): a power-of-two array of buckets, at least as
+ * many as the rules array has slots.  The bucket of a key is picked by its
+ * low bits (xdpoff_meta.index_mask); each of its XDPOFF_INDEX_WAYS entries
+ * is 0 (free) or the key's top 40 bits with the rule's slot + 1 in the
+ * low 24, one word the module writes at once.  Keys that share a bucket
+ * and their top 40 bits are two rules' keys alike: the module refuses the
+ * second, and a bucket with no free entry refuses a rule too, and so does
+ * a key whose top 40 bits are 0 (a free entry's).
+ */
+#define XDPOFF_INDEX_WAYS	8
+#define XDPOFF_INDEX_SLOT	0xffffffULL
+#define XDPOFF_INDEX_TAG	(~XDPOFF_INDEX_SLOT)
+
+struct xdpoff_bucket {
+	__u64	entry[XDPOFF_INDEX_WAYS];
+};
+
+/* Buckets for @max_rules: the power of two not below it. */
+static inline __u32 xdpoff_index_buckets(__u32 max_rules)
+{
+	__u32 n = 1;
+
+	while (n < max_rules)
+		n <<= 1;
+	return n;
+}
+
+/*
  * The hash of a rule key: over the words of struct xdpoff_fields that its
- * mask uses (xdpoff_mask.words), in order, from a per-device random seed
+ * mask uses (xdpoff_mask.words), from the last down to word 0 (the XDP
+ * program enters the sequence at the mask's last word and falls through
+ * to the first, skipping the words no mask of that length can use), from
+ * a per-device random seed
  * (xdpoff_meta.seed).  Each step is a bijection of the state for a given
  * word, so two rules of a mask that differ in one word only never collide;
  * the module refuses a rule whose key another rule's fields hold.
@@ -181,16 +217,24 @@ static inline __u64 xdpoff_filter_bit(__u64 hash)
 	return 1ULL << (xdpoff_filter_bitno(hash) % 64);
 }
 
-/* Bit i set: word i of the mask is not zero. */
+/*
+ * Bit i set: word i of the mask is not zero; bits 24-31 (XDPOFF_WORDS_LAST):
+ * the last such word's index + 1, 0 for a mask of no word.
+ */
+#define XDPOFF_WORDS_LAST_SHIFT	24
+#define XDPOFF_WORDS_LAST(words) ((words) >> XDPOFF_WORDS_LAST_SHIFT)
+
 static inline __u32 xdpoff_mask_words(const struct xdpoff_fields *mask)
 {
 	const __u64 *m = (const __u64 *)mask;
-	__u32 i, words = 0;
+	__u32 i, words = 0, last = 0;
 
 	for (i = 0; i < XDPOFF_FIELD_WORDS; i++)
-		if (m[i])
+		if (m[i]) {
 			words |= 1U << i;
-	return words;
+			last = i + 1;
+		}
+	return words | last << XDPOFF_WORDS_LAST_SHIFT;
 }
 
 /* @fields already masked. */
@@ -201,7 +245,7 @@ static inline __u64 xdpoff_key_hash(__u64 seed, __u32 mask_id, __u32 words,
 	__u64 h = xdpoff_hash_start(seed, mask_id);
 	__u32 i;
 
-	for (i = 0; i < XDPOFF_FIELD_WORDS; i++)
+	for (i = XDPOFF_FIELD_WORDS; i-- > 0;)
 		if (words & (1U << i))
 			h = xdpoff_hash_word(h, f[i]);
 	return h;
@@ -227,7 +271,9 @@ enum xdpoff_action {
 #define XDPOFF_RW_ETH		(1U << 3)	/* addresses: (a & keep) ^ val */
 
 /*
- * Value of the rules hash.  order sorts every rule of a device in the
+ * Element of the rules array, at the rule's slot (stats_slot: the same
+ * index into the stats map).  A slot whose mask_id is 0 is free; the rest
+ * of a free slot means nothing.  order sorts every rule of a device in the
  * order software evaluates them: hook (bit 63: tc before nft), then for
  * nft chain priority, chain bind order, rule position, for tc filter
  * priority, mask age, filter age.  The orders of two stages never
@@ -235,7 +281,7 @@ enum xdpoff_action {
  */
 struct xdpoff_rule_val {
 	__u64	order;		/* lower runs first */
-	__u32	stats_slot;	/* index into the stats map */
+	__u32	stats_slot;	/* its slot: in this array and the stats map */
 	__u32	action;		/* enum xdpoff_action */
 	__u32	ifindex;	/* redirect target; 0 when unused */
 	__u32	stage;		/* 0..XDPOFF_MAX_STAGES-1: the chain */
@@ -289,6 +335,8 @@ struct xdpoff_meta {
 	 */
 	__u64	ft_order;
 	__u64	seed;		/* of xdpoff_key_hash(), random per device */
+	__u32	index_mask;	/* buckets of the index - 1 */
+	__u32	pad;
 };
 #define XDPOFF_ORDER_NONE	(~0ULL)
 
@@ -388,7 +436,7 @@ enum xdpoff_xdp_mode {
 enum xdpoff_attr {
 	XDPOFF_ATTR_UNSPEC,
 	XDPOFF_ATTR_IFINDEX,		/* u32 */
-	XDPOFF_ATTR_RULES_FD,		/* u32: fd of the rules hash */
+	XDPOFF_ATTR_RULES_FD,		/* u32: fd of the rules array */
 	XDPOFF_ATTR_MASKS_FD,		/* u32: fd of the masks array */
 	XDPOFF_ATTR_META_FD,		/* u32: fd of the meta array */
 	XDPOFF_ATTR_STATS_FD,		/* u32: fd of the per-CPU stats array */
@@ -412,6 +460,7 @@ enum xdpoff_attr {
 	 * (ATTACH, optional: 0; GET).
 	 */
 	XDPOFF_ATTR_PROG_FLAGS,
+	XDPOFF_ATTR_INDEX_FD,		/* u32: fd of the index array */
 	__XDPOFF_ATTR_MAX,
 };
 #define XDPOFF_ATTR_MAX (__XDPOFF_ATTR_MAX - 1)

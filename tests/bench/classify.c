@@ -20,11 +20,13 @@
  *    UDP, ip daddr /32, udp dport, and ip saddr/i: M distinct masks.
  *  - rule j (0..N-2) in slot j % M, ip daddr 10.0.0.0 + j: never matches
  *    the frame; rule N-1, the last in order, in slot M-1: matches it.
- *  - each rule's bit set in its slot's filter; xdpoff_meta.nr_masks = M.
+ *  - each rule in slot j of the rules array, its key's entry in the
+ *    index, its bit set in its mask slot's filter; xdpoff_meta.nr_masks
+ *    = M.
  * The program looks every active mask up (it keeps the earliest match, so
  * it cannot stop at the first), hence every one of the M masks costs a
- * hash and a filter test, those whose filter has the frame's bit a hash
- * map lookup, and the verdict comes from the last rule: XDP_DROP (retval
+ * hash and a filter test, those whose filter has the frame's bit a bucket
+ * of the index, and the verdict comes from the last rule: XDP_DROP (retval
  * 1), checked.
  *
  * With --libxdp DEV the program is loaded the way `xdpoff attach` loads
@@ -95,13 +97,17 @@ static int fill(struct xdpoff_bpf *skel, unsigned int rules,
 	int masks_fd = bpf_map__fd(skel->maps.xdpoff_masks);
 	int meta_fd = bpf_map__fd(skel->maps.xdpoff_meta);
 	int filter_fd = bpf_map__fd(skel->maps.xdpoff_filter);
+	int index_fd = bpf_map__fd(skel->maps.xdpoff_index);
+	__u32 nb = bpf_map__max_entries(skel->maps.xdpoff_index);
 	struct xdpoff_meta meta = { .nr_masks = masks,
+				     .index_mask = nb - 1,
 				     .software_from = XDPOFF_ORDER_NONE,
 				     .ft_order = XDPOFF_ORDER_NONE,
 				     .seed = 0x5eed0f0ff10adULL,
 				     .nr_stages = 1 };
 	struct xdpoff_fields frame = {}, mask[XDPOFF_MAX_MASKS];
-	unsigned int i, j, idx, zero = 0;
+	unsigned int i, j, idx, bidx, w, zero = 0;
+	struct xdpoff_bucket b;
 	__u64 bits;
 
 	/* What the XDP parser extracts from make_frame()'s frame. */
@@ -153,11 +159,23 @@ static int fill(struct xdpoff_bpf *skel, unsigned int rules,
 			return -errno;
 		bits |= xdpoff_filter_bit(key.hash);
 		if (bpf_map_update_elem(filter_fd, &idx, &bits, BPF_ANY) ||
-		    bpf_map_update_elem(rules_fd, &key, &val, BPF_NOEXIST)) {
+		    bpf_map_update_elem(rules_fd, &j, &val, BPF_ANY)) {
 			fprintf(stderr, "classify: rule %u: %s\n", j,
 				strerror(errno));
 			return -errno;
 		}
+		bidx = key.hash & (nb - 1);
+		if (bpf_map_lookup_elem(index_fd, &bidx, &b))
+			return -errno;
+		for (w = 0; w < XDPOFF_INDEX_WAYS && b.entry[w]; w++)
+			;
+		if (w == XDPOFF_INDEX_WAYS) {
+			fprintf(stderr, "classify: rule %u: its bucket is full\n", j);
+			return -ENOSPC;
+		}
+		b.entry[w] = (key.hash & XDPOFF_INDEX_TAG) | (j + 1);
+		if (bpf_map_update_elem(index_fd, &bidx, &b, BPF_ANY))
+			return -errno;
 	}
 
 	for (i = 0; i < masks; i++) {
@@ -217,6 +235,9 @@ static int bench(unsigned int rules, unsigned int masks, unsigned int repeat,
 	err = bpf_map__set_max_entries(skel->maps.xdpoff_rules, cap);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.xdpoff_stats, cap);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.xdpoff_index,
+					       xdpoff_index_buckets(cap));
 	if (!err && libxdp_ifindex) {
 		prog_fd = load_libxdp(skel, libxdp_ifindex, &xp);
 		err = prog_fd < 0 ? prog_fd : 0;

@@ -90,15 +90,15 @@ check_eq "after a flush: no rule in the map, none in the shadow table, no mask i
 offload_chain $RX 'udp dport 1 counter drop'
 churn --seed 0 --transactions 0
 check_eq "self-check: one rule, xdpoff show equals nft" 0 "$bad"
-# "key hex .. value hex ..": the first entry, its action (u32 at offset 12
-# of struct xdpoff_rule_val) set to XDPOFF_ACT_PASS.
+# "key hex .. value hex ..": the first rule of the array, its action (u32
+# at offset 12 of struct xdpoff_rule_val) set to XDPOFF_ACT_PASS.
 entry_as_pass() {
-	bpftool -j map dump pinned "$PIN/$RX/xdpoff_rules" | python3 -c '
-import json, sys
-e = json.load(sys.stdin)[0]
-val = [b[2:] for b in e["value"]]
+	python3 "$BPFMAP" first "$PIN/$RX/xdpoff_rules" | python3 -c '
+import sys
+w = sys.stdin.read().split()
+val = w[w.index("value") + 2:]
 val[12:16] = ["00"] * 4
-print("key hex", " ".join(b[2:] for b in e["key"]), "value hex", " ".join(val))'
+print(" ".join(w[:w.index("value") + 2] + val))'
 }
 check "... the entry's action set to pass with bpftool" \
 	bpftool map update pinned "$PIN/$RX/xdpoff_rules" $(entry_as_pass)

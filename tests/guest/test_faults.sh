@@ -15,7 +15,7 @@ trap 'cleanup_offload $RX' EXIT
 
 maps_state() {
 	local m
-	for m in xdpoff_rules xdpoff_masks xdpoff_meta; do
+	for m in xdpoff_rules xdpoff_index xdpoff_masks xdpoff_meta; do
 		map_dump $RX $m
 	done
 }

@@ -294,7 +294,7 @@ nft flush ruleset
 # --- capacity and failed batches leave the maps as they were ------------------
 maps_state() {
 	local m
-	for m in xdpoff_rules xdpoff_masks xdpoff_meta xdpoff_stats; do
+	for m in xdpoff_rules xdpoff_index xdpoff_masks xdpoff_meta xdpoff_stats; do
 		map_dump $RX $m
 	done
 }
