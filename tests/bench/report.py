@@ -516,7 +516,7 @@ def fwd_section(md, csv, recs, perf, missing):
 def insn_section(md, csv, recs, missing, out):
     """Instructions per frame (QEMU -icount): the table, the breakdown by
     area, and the _insn ratios."""
-    if not any(r.get("sec") == "insn" for r in recs):
+    if not any(r.get("sec") in ("insn", "insn_fwd") for r in recs):
         missing.append("insn")
         return []
     ins = {}
