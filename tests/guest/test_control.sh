@@ -58,6 +58,8 @@ nl "an fd that is not open" EBADF "fd is not a BPF map" -- attach-maps $IFX badf
 nl "masks map of the wrong type" EINVAL "masks map has the wrong type" -- attach-maps $IFX hash
 nl "masks map of the wrong size" EINVAL "masks map has the wrong size" -- attach-maps $IFX small
 nl "rules map with the wrong value size" EINVAL "rules map has the wrong type" -- attach-maps $IFX value
+nl "an index of fewer buckets than the rules map has slots" EINVAL \
+	"index map has the wrong size for the rules map" -- attach-maps $IFX index
 nl "maps in the wrong order" EINVAL "rules map has the wrong type" -- attach-maps $IFX order
 nl "no such device" ENODEV "no such device" -- attach-maps 9999 ok
 check_eq "... none of it attached anything" "" "$($NLCTL get)"

@@ -50,14 +50,16 @@ NLMSG_ERROR, NLMSG_DONE = 2, 3
 NLMSGERR_ATTR_MSG = 1
 
 CMD = {"attach": 1, "detach": 2, "get": 3}
-A_IFINDEX, A_RULES, A_MASKS, A_META, A_STATS, A_FLOWS, A_FILTER = \
-    1, 2, 3, 4, 5, 10, 12
+A_IFINDEX, A_RULES, A_MASKS, A_META, A_STATS, A_FLOWS, A_FILTER, A_INDEX = \
+    1, 2, 3, 4, 5, 10, 12, 15
 
 # The contract of xdpoff/xdpoff.h, as the maps must be.
 FIELDS = 72
-RULE_KEY, RULE_VAL = 8, 64 + FIELDS    # hash; ..., mask id, fields
+RULE_VAL = 64 + FIELDS                 # ..., mask id, fields
 MASK_VAL = FIELDS + 4 * 6 + 8 + 8
-META_VAL = 32         # nr_masks, nr_stages, software_from, ft_order, seed
+# nr_masks, nr_stages, software_from, ft_order, seed, index_mask, pad
+META_VAL = 40
+BUCKET = 64                            # struct xdpoff_bucket
 FLOW_KEY, FLOW_VAL = 40, 88
 MAX_MASKS = 32
 FILTER_ENTRIES = MAX_MASKS * 256       # XDPOFF_FILTER_ENTRIES
@@ -76,16 +78,19 @@ def bpf_map(mtype, key, value, entries):
 
 
 def maps(kind):
-    """Six map fds, right or wrong in one way."""
-    spec = [(HASH, RULE_KEY, RULE_VAL, 64), (ARRAY, 4, MASK_VAL, MAX_MASKS),
+    """Seven map fds, right or wrong in one way."""
+    spec = [(ARRAY, 4, RULE_VAL, 64), (ARRAY, 4, MASK_VAL, MAX_MASKS),
             (ARRAY, 4, META_VAL, 1), (PERCPU_ARRAY, 4, 32, 64),
-            (HASH, FLOW_KEY, FLOW_VAL, 64), (ARRAY, 4, 8, FILTER_ENTRIES)]
+            (HASH, FLOW_KEY, FLOW_VAL, 64), (ARRAY, 4, 8, FILTER_ENTRIES),
+            (ARRAY, 4, BUCKET, 64)]
     if kind == "hash":          # masks as a hash, not an array
         spec[1] = (HASH, 4, MASK_VAL, MAX_MASKS)
     elif kind == "small":       # masks array too short
         spec[1] = (ARRAY, 4, MASK_VAL, 4)
     elif kind == "value":       # rule values of the wrong size
-        spec[0] = (HASH, RULE_KEY, RULE_VAL - 8, 64)
+        spec[0] = (ARRAY, 4, RULE_VAL - 8, 64)
+    elif kind == "index":       # an index too small for the rules
+        spec[6] = (ARRAY, 4, BUCKET, 32)
     fds = [bpf_map(*s) for s in spec]
     if kind == "order":         # two maps swapped
         fds[0], fds[1] = fds[1], fds[0]
@@ -176,7 +181,8 @@ def show(err, msg):
 def attach_attrs(ifindex, fds):
     return attr(A_IFINDEX, struct.pack("I", ifindex)) + b"".join(
         attr(t, struct.pack("I", fd)) for t, fd in
-        zip((A_RULES, A_MASKS, A_META, A_STATS, A_FLOWS, A_FILTER), fds))
+        zip((A_RULES, A_MASKS, A_META, A_STATS, A_FLOWS, A_FILTER, A_INDEX),
+            fds))
 
 
 def dump(g):
