@@ -5,8 +5,8 @@
 Used inside the test guest only, to check that the control interface
 answers every request, hostile ones included, with a clear errno.
 
-  nlctl.py attach IFINDEX FD...        one ATTACH, fds as given (six)
-  nlctl.py attach-maps IFINDEX KIND     ATTACH with the six maps this script
+  nlctl.py attach IFINDEX FD...        one ATTACH, fds as given (seven)
+  nlctl.py attach-maps IFINDEX KIND     ATTACH with the seven maps this script
                                         creates (KIND: ok, hash, small,
                                         value, order, notmap, badfd)
   nlctl.py raw CMD [TYPE:HEX ...]       one request with the attributes
@@ -20,7 +20,7 @@ answers every request, hostile ones included, with a clear errno.
 Prints "errno NAME message" (NAME 0 on success) for single requests.
 
 fuzz draws commands, attribute types, lengths and values from small sets,
-and mixes in well-formed attaches (six maps of the right layout) and
+and mixes in well-formed attaches (seven maps of the right layout) and
 detaches of the IFINDEXes given and of ifindex 1..4, so requests that
 really change the module's state are part of the run.  It follows the
 state those successful requests imply, starting from the module's dump,
