@@ -315,6 +315,8 @@ void xdpoff_mask_put(struct xdpoff_dev *xdev, u32 slot);
 void xdpoff_filter_get(struct xdpoff_dev *xdev, u32 slot, u64 hash);
 void xdpoff_filter_put(struct xdpoff_dev *xdev, u32 slot, u64 hash);
 void xdpoff_filter_free(struct xdpoff_dev *xdev);
+/* Two rule keys the maps cannot tell apart (same hash, or same index tag). */
+#define XDPOFF_MSG_COLLISION	"rule key hash collides with another rule"
 u64 *xdpoff_index_entry(struct xdpoff_dev *xdev, u64 hash, u32 slot);
 u64 *xdpoff_index_free_entry(struct xdpoff_dev *xdev, u64 hash,
 			     struct netlink_ext_ack *extack);

@@ -443,36 +443,35 @@ u64 *xdpoff_index_entry(struct xdpoff_dev *xdev, u64 hash, u32 slot)
 }
 
 /*
- * A free entry for @hash, which no installed rule's key has: NULL if
+ * A free entry for @hash, which no installed rule's key has.  -EEXIST if
  * another key has its bucket and top bits (the program would find only
- * one of them), or the bucket is full.
+ * one of them), or if its top bits are 0, a free entry's; -ENOSPC if the
+ * bucket is full.
  */
 u64 *xdpoff_index_free_entry(struct xdpoff_dev *xdev, u64 hash,
 			     struct netlink_ext_ack *extack)
 {
 	u64 *e = xdpoff_bucket(xdev, hash), *free = NULL;
+	bool collides = !(hash & XDPOFF_INDEX_TAG);
 	int i;
 
 	if (WARN_ON_ONCE(!e))
-		return NULL;
-	if (!(hash & XDPOFF_INDEX_TAG)) {
-		/* A free entry's tag: the program would find free entries. */
-		NL_SET_ERR_MSG_MOD(extack,
-				   "rule key hash collides with another rule");
-		return NULL;
-	}
-	for (i = 0; i < XDPOFF_INDEX_WAYS; i++) {
-		if (!e[i]) {
+		return ERR_PTR(-EIO);
+	for (i = 0; i < XDPOFF_INDEX_WAYS && !collides; i++) {
+		if (!e[i])
 			free = free ?: &e[i];
-		} else if (!((e[i] ^ hash) & XDPOFF_INDEX_TAG)) {
-			NL_SET_ERR_MSG_MOD(extack,
-					   "rule key hash collides with another rule");
-			return NULL;
-		}
+		else
+			collides = !((e[i] ^ hash) & XDPOFF_INDEX_TAG);
 	}
-	if (!free)
+	if (collides) {
+		NL_SET_ERR_MSG_MOD(extack, XDPOFF_MSG_COLLISION);
+		return ERR_PTR(-EEXIST);
+	}
+	if (!free) {
 		NL_SET_ERR_MSG_MOD(extack,
 				   "rule index bucket is full (attach with a larger --max-rules)");
+		return ERR_PTR(-ENOSPC);
+	}
 	return free;
 }
 

@@ -152,20 +152,22 @@ static int xdpoff_rule_install(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
 	int err;
 
 	if (!xdpoff_key_rules(xdev, r, &owner, &best)) {
-		NL_SET_ERR_MSG_MOD(extack,
-				   "rule key hash collides with another rule");
+		NL_SET_ERR_MSG_MOD(extack, XDPOFF_MSG_COLLISION);
 		return -EEXIST;
 	}
 	if (owner && owner->val.order < r->val.order)
 		return 0;
 
-	if (owner)
+	if (owner) {
 		entry = xdpoff_index_entry(xdev, owner->key.hash,
 					   owner->val.stats_slot);
-	else
+		if (WARN_ON_ONCE(!entry))
+			return -EIO;
+	} else {
 		entry = xdpoff_index_free_entry(xdev, r->key.hash, extack);
-	if (!entry)
-		return owner ? -EIO : -ENOSPC;
+		if (IS_ERR(entry))
+			return PTR_ERR(entry);
+	}
 
 	err = xdpoff_map_update(xdev->rules, &r->val.stats_slot, &r->val,
 				BPF_ANY);
@@ -276,13 +278,32 @@ int xdpoff_rule_add(struct xdpoff_port *port, const struct xdpoff_brule *br,
 }
 
 /*
- * Remove @r: its index entry goes to the next rule with the same key, or
- * is cleared before the mask can go.
+ * The installed @r leaves the index: its entry goes to the next rule with
+ * the same key (@r is off the key hash already), or is cleared before the
+ * mask can go.
  */
-void xdpoff_rule_del(struct xdpoff_dev *xdev, struct xdpoff_rule *r)
+static void xdpoff_rule_unpublish(struct xdpoff_dev *xdev,
+				  struct xdpoff_rule *r)
 {
+	u64 *entry = xdpoff_index_entry(xdev, r->key.hash, r->val.stats_slot);
 	struct xdpoff_rule *owner, *best;
 
+	if (WARN_ON_ONCE(!entry))
+		return;
+	xdpoff_key_rules(xdev, r, &owner, &best);
+	if (best && !xdpoff_map_update(xdev->rules, &best->val.stats_slot,
+				       &best->val, BPF_ANY)) {
+		xdpoff_index_set(entry, best->key.hash, best->val.stats_slot);
+		best->installed = true;
+		return;
+	}
+	WRITE_ONCE(*entry, 0);
+	xdpoff_filter_put(xdev, r->mask_slot, r->key.hash);
+}
+
+/* Remove @r from its device. */
+void xdpoff_rule_del(struct xdpoff_dev *xdev, struct xdpoff_rule *r)
+{
 	spin_lock(&xdpoff_stats_lock);
 	hash_del(&r->cookie_node);
 	spin_unlock(&xdpoff_stats_lock);
@@ -291,24 +312,8 @@ void xdpoff_rule_del(struct xdpoff_dev *xdev, struct xdpoff_rule *r)
 		goto out_free;
 
 	hash_del(&r->key_node);
-	if (r->installed) {
-		u64 *entry = xdpoff_index_entry(xdev, r->key.hash,
-						r->val.stats_slot);
-
-		xdpoff_key_rules(xdev, r, &owner, &best);
-		if (WARN_ON_ONCE(!entry)) {
-			/* cannot be: nothing to unpublish */
-		} else if (best && !xdpoff_map_update(xdev->rules,
-						      &best->val.stats_slot,
-						      &best->val, BPF_ANY)) {
-			xdpoff_index_set(entry, best->key.hash,
-					 best->val.stats_slot);
-			best->installed = true;
-		} else {
-			WRITE_ONCE(*entry, 0);
-			xdpoff_filter_put(xdev, r->mask_slot, r->key.hash);
-		}
-	}
+	if (r->installed)
+		xdpoff_rule_unpublish(xdev, r);
 	/* Its element is free from here (mask id 0), its slot after a grace period. */
 	xdpoff_stats_free(xdev, r->val.stats_slot);
 	xdpoff_mask_put(xdev, r->mask_slot);
