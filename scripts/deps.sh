@@ -22,6 +22,8 @@ PACKAGES=(
 	qemu-system-x86 busybox-static kmod cpio xz-utils zstd
 	# used inside the guest
 	nftables iproute2 ethtool python3 util-linux procps
+	# the churn test drives nft in-process (libnftables)
+	python3-nftables
 	# the flowtable test: conntrack -L (HW_OFFLOAD), -D
 	conntrack
 	# the libxdp test: xdp-filter and xdp-loader beside xdpoff

@@ -70,8 +70,9 @@ def elements(path):
     os.close(fd)
     rules = os.path.basename(path) == "xdpoff_rules"
     zero = bytes(vs)
+    raw = vals.raw      # (a copy of the whole buffer at each use)
     for i in range(count):
-        v = vals.raw[i * vs:(i + 1) * vs]
+        v = raw[i * vs:(i + 1) * vs]
         used = v[RULE_MASK_ID:RULE_MASK_ID + 4] != b"\0\0\0\0" if rules else v != zero
         if used:
             yield struct.unpack_from("=I", keys, 4 * i)[0], v

@@ -16,6 +16,11 @@ its match fields, translated here from nft's JSON independently of the
 driver.  And the driver's shadow table (debugfs DEV/rules) holds one line
 per rule of the chain.
 
+nft runs in this process, through libnftables (python3-nftables), as the
+nft command would run it: a command per transaction and a listing after
+each would cost two programs started per transaction, most of the test's
+time in a TCG guest.
+
 Prints one line: transactions adds refused dels bad.  Diagnostics of the
 first few mismatches go to stderr, as KTAP comments.
 """
@@ -25,6 +30,8 @@ import random
 import subprocess
 import sys
 import time
+
+import nftables
 
 POOL = (["udp dport %d counter drop" % p for p in range(1, 9)] +
         ["ip saddr 10.0.%d.0/24 counter accept" % i for i in range(4)] +
@@ -89,16 +96,19 @@ class Chain:
         self.spec = [family, table, chain]
         self.dev = dev
         self.xdpoff = xdpoff
+        self.ctx = nftables.Nftables()
+        self.ctx.set_json_output(True)
 
     def nft(self, script):
-        return subprocess.run(["nft", "-f", "-"], input=script, text=True,
-                              stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL).returncode == 0
+        """One transaction, as `nft -f` runs a file: True if it committed."""
+        rc, _out, _err = self.ctx.cmd(script)
+        return rc == 0
 
     def rules(self):
-        out = subprocess.run(["nft", "-j", "list", "chain"] + self.spec,
-                             capture_output=True, text=True, check=True)
-        return [i["rule"] for i in json.loads(out.stdout)["nftables"]
+        rc, out, err = self.ctx.cmd("list chain " + " ".join(self.spec))
+        if rc != 0:
+            sys.exit("churn.py: nft list chain: " + err.strip())
+        return [i["rule"] for i in json.loads(out)["nftables"]
                 if "rule" in i]
 
     def shown(self):

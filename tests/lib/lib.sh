@@ -164,17 +164,16 @@ send() {
 		--dmac "$(cat /sys/class/net/"$rx"/address)" "$@"
 }
 
-# start_traffic TX RX "PORTS" sendframe-args...: in the background, round
-# after round, 4 UDP frames from the peer to RX for each port of PORTS;
-# stop_traffic ends it.
+# start_traffic TX RX "PORTS" sendframe-args...: in the background, UDP
+# frames from the peer to RX, 40 a second, to each port of PORTS in turn;
+# stop_traffic ends it.  One paced sender: starting a Python for each
+# burst kept a guest CPU busy and slowed the whole test.
 start_traffic() {
-	local tx=$1 rx=$2 ports=$3 p
+	local tx=$1 rx=$2 ports=$3
 	shift 3
-	( while :; do
-		for p in $ports; do
-			send "$tx" "$rx" "$@" --proto udp --dport "$p" --count 4
-		done
-	  done ) >/dev/null 2>&1 &
+	ip netns exec "$PEER_NS" python3 "$SENDFRAME" "$tx" \
+		--dmac "$(cat /sys/class/net/"$rx"/address)" "$@" --proto udp \
+		--dport "${ports// /,}" --count 0 --rate 40 >/dev/null 2>&1 &
 	TRAFFIC_PID=$!
 }
 

@@ -8,7 +8,7 @@ the one described.  Used inside the test guest only.
   sendframe.py DEV --dmac MAC [--smac MAC] [--vlan ID [--vlan-pcp N]
                [--vlan-tpid 0x88a8] [--cvlan ID]]
                [--saddr A --daddr B [--proto tcp|udp|icmp|icmpv6|N]
-                [--sport N] [--dport N] [--flags syn|ack|0xNNN]
+                [--sport N] [--dport N[,N...]] [--flags syn|ack|0xNNN]
                 [--icmp-type N --icmp-code N] [--tos N] [--ttl N]
                 [--frag-offset N] [--mf]]
                [--ethertype 0xNNNN] [--count N] [--payload-len N [--seq]]
@@ -20,6 +20,9 @@ frame I of --count carries I in its payload's first 4 bytes, bytes
 derived from I after them, and IPv4 ID I: every frame differs, and so do
 their checksums.  With --rate, frame I leaves I / PPS seconds after the
 first, and the last line printed is "sent N frames in T s: R/s".
+With several --dport ports, frame I goes to port I modulo their number.
+--count 0 sends until killed (background traffic: one process, paced
+by --rate, rather than one started per burst).
 """
 import argparse
 import ipaddress
@@ -127,7 +130,8 @@ def main():
     p.add_argument("--daddr")
     p.add_argument("--proto", default="tcp")
     p.add_argument("--sport", type=int, default=40000)
-    p.add_argument("--dport", type=int, default=22)
+    p.add_argument("--dport", type=lambda x: [int(v) for v in x.split(",")],
+                   default=[22], help="N[,N...]: frames cycle through them")
     p.add_argument("--flags", default="syn",
                    help="TCP flags: syn, ack or a number")
     p.add_argument("--icmp-type", type=int, default=8)
@@ -141,7 +145,7 @@ def main():
     p.add_argument("--vlan-pcp", type=int, default=0)
     p.add_argument("--vlan-tpid", default="0x8100")
     p.add_argument("--cvlan", type=int, help="inner tag (802.1Q)")
-    p.add_argument("--count", type=int, default=1)
+    p.add_argument("--count", type=int, default=1, help="0: until killed")
     p.add_argument("--payload-len", type=int, default=0)
     p.add_argument("--seq", action="store_true",
                    help="number the frames (payload and IPv4 ID)")
@@ -149,28 +153,37 @@ def main():
                    help="frames per second, paced; prints what it sent")
     args = p.parse_args()
     args.seq_i = 0
+    ports = args.dport
+    if args.count == 0 and not args.rate:
+        p.error("--count 0 needs --rate")
 
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((args.dev, 0))
     smac = mac(args.smac) if args.smac else s.getsockname()[4][:6]
-    f = frame(args, smac)
+    frames = []
+    for port in ports:
+        args.dport = port
+        frames.append(frame(args, smac))
     t0 = time.monotonic()
-    for i in range(args.count):
+    i = 0
+    while args.count == 0 or i < args.count:
         if args.rate:
             delay = t0 + i / args.rate - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
+        f = frames[i % len(ports)]
         if args.seq:
             args.seq_i = i
+            args.dport = ports[i % len(ports)]
             f = frame(args, smac)
         s.send(f)
+        i += 1
     if args.rate:
         # The span of the sends: the first to the last, one gap per frame.
         t = time.monotonic() - t0
         span = t * args.count / max(args.count - 1, 1)
         print("sent %d frames in %.3f s: %.1f/s" %
               (args.count, span, args.count / span))
-
 
 if __name__ == "__main__":
     main()
