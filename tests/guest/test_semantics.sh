@@ -330,3 +330,33 @@ check_fails "insert at a position refused for an offloaded chain" \
 check_fails "replace refused for an offloaded chain" "Operation not supported" \
 	nft replace rule netdev t hw handle "$h1" udp dport 5 drop
 check_eq "... maps as before" "$before" "$(maps_state)"
+
+# --- the index: the key hash as xdpoff.h defines it; a full bucket -------------
+# tests/lib/keyindex.py computes each rule's key hash from the maps (seed,
+# mask words, fields) and finds destination ports whose keys share a
+# bucket.  With --max-rules 16 the index has 16 buckets of 8 entries: a
+# batch bringing a 9th key into one is refused as a whole.
+nft flush ruleset
+"$XDPOFF" detach $RX
+check "attach with --max-rules 16 (16 index buckets)" "$XDPOFF" attach $RX --max-rules 16
+offload_chain $RX 'udp dport 1 counter drop'
+slot=$(python3 "$BPFMAP" slots "$PIN/$RX/xdpoff_rules")
+set -- $(python3 "$KEYINDEX" same-bucket "$PIN/$RX" "$slot" 8)
+dport_rules() {
+	local p
+	for p; do echo "add rule netdev t hw udp dport $p counter drop"; done
+}
+before=$(maps_state)
+check_fails "8 rules whose keys join dport 1's bucket, in one batch, fail (dports $*)" \
+	"Operation not supported\|No space" nft -f - <<<"$(dport_rules "$@")"
+check "... xdpoff show gives the reason" \
+	sh -c "$XDPOFF show $RX | grep -q 'rule index bucket is full'"
+check_eq "... maps as before" "$before" "$(maps_state)"
+check "the first 7 of them load: the bucket is full" \
+	nft -f - <<<"$(dport_rules "${@:1:7}")"
+check_eq "... the index is what the key hash of each of the 8 rules gives" \
+	"8 rules" "$(python3 "$KEYINDEX" check "$PIN/$RX" 2>&1)"
+d0=$(xdp_drops $RX)
+send $TX $RX $V4 --proto udp --dport "$7" --count 3
+WAIT_TIMEOUT=$TRAFFIC_WAIT check "... frames to the bucket's last key (dport $7) are dropped in XDP" \
+	wait_for xdp_drops_are $RX "$d0" 3

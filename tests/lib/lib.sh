@@ -11,6 +11,7 @@ XDPOFF=$BUILD/xdpoff
 XDPOFF_KO=${XDPOFF_KO:-$BUILD/kernel/$(uname -r)/xdpoff.ko}
 SENDFRAME=$XDPOFF_ROOT/tests/lib/sendframe.py
 BPFMAP=$XDPOFF_ROOT/tests/lib/bpfmap.py
+KEYINDEX=$XDPOFF_ROOT/tests/lib/keyindex.py
 PIN=/sys/fs/bpf/xdpoff
 
 # KTAP numbering runs across all test files of one guest boot.
