@@ -216,19 +216,20 @@ for e in sorted(entries, key=lambda e: json.dumps(e["key"])):
 }
 
 # nft_counter FAMILY TABLE CHAIN COMMENT [packets|bytes]: counter of the
-# rule with COMMENT.
+# rule with COMMENT, from nft's listing (`... counter packets N bytes N
+# ... comment "COMMENT"`): awk, as a Python started per poll of a
+# wait_for costs the TCG guest most of a second.
 nft_counter() {
-	nft -j list chain "$1" "$2" "$3" | python3 -c '
-import json, sys
-for item in json.load(sys.stdin)["nftables"]:
-    rule = item.get("rule")
-    if not rule or rule.get("comment") != sys.argv[1]:
-        continue
-    for e in rule["expr"]:
-        if "counter" in e:
-            print(e["counter"][sys.argv[2]])
-            sys.exit(0)
-sys.exit(1)' "$4" "${5:-packets}"
+	nft list chain "$1" "$2" "$3" | awk -v c="comment \"$4\"" -v what="${5:-packets}" '
+		substr($0, length($0) - length(c) + 1) == c {
+			for (i = 1; i + 4 <= NF; i++)
+				if ($i == "counter" && $(i + 1) == "packets") {
+					print (what == "bytes" ? $(i + 4) : $(i + 2))
+					found = 1
+					exit
+				}
+		}
+		END { exit !found }'
 }
 
 # xdp_rule_packets DEV ORDER_INDEX: XDP packets of the n-th rule (0-based)
