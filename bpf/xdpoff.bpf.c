@@ -334,6 +334,7 @@ lookup_rule(const struct xdpoff_fields *f, const struct xdpoff_mask *m,
 	HASH_WORD(8) HASH_WORD(7) HASH_WORD(6) HASH_WORD(5) HASH_WORD(4)
 	HASH_WORD(3) HASH_WORD(2) HASH_WORD(1) HASH_WORD(0)
 	}
+	h = xdpoff_hash_end(h);
 	idx = xdpoff_filter_index(slot, h);
 	bits = bpf_map_lookup_elem(&xdpoff_filter, &idx);
 	if (!bits || !(*bits & xdpoff_filter_bit(h)))

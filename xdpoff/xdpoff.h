@@ -173,9 +173,9 @@ static inline __u32 xdpoff_index_buckets(__u32 max_rules)
  * mask uses (xdpoff_mask.words), from the last down to word 0 (the XDP
  * program enters the sequence at the mask's last word and falls through
  * to the first, skipping the words no mask of that length can use), from
- * a per-device random seed
- * (xdpoff_meta.seed).  Each step is a bijection of the state for a given
- * word, so two rules of a mask that differ in one word only never collide;
+ * a per-device random seed (xdpoff_meta.seed), then xdpoff_hash_end().
+ * Each step is a bijection of the state for a given word, and so is the
+ * end, so two rules of a mask that differ in one word only never collide;
  * the module refuses a rule whose key another rule's fields hold.
  */
 #define XDPOFF_HASH_MUL		0x9e3779b97f4a7c15ULL
@@ -188,6 +188,19 @@ static inline __u64 xdpoff_hash_start(__u64 seed, __u32 mask_id)
 static inline __u64 xdpoff_hash_word(__u64 h, __u64 w)
 {
 	h = (h ^ w) * XDPOFF_HASH_MUL;
+	return h ^ (h >> 32);
+}
+
+/*
+ * After the last word.  A product's bit k depends on the factor's bits
+ * up to k only: without this step the low bits, which pick the bucket,
+ * ignored the top 16 bits of word 0 (the ports), and every rule of a
+ * `udp dport N` mask fell into one bucket.  After it every bit of the
+ * hash depends on every bit of the words.
+ */
+static inline __u64 xdpoff_hash_end(__u64 h)
+{
+	h *= XDPOFF_HASH_MUL;
 	return h ^ (h >> 32);
 }
 
@@ -248,7 +261,7 @@ static inline __u64 xdpoff_key_hash(__u64 seed, __u32 mask_id, __u32 words,
 	for (i = XDPOFF_FIELD_WORDS; i-- > 0;)
 		if (words & (1U << i))
 			h = xdpoff_hash_word(h, f[i]);
-	return h;
+	return xdpoff_hash_end(h);
 }
 
 /* Rule actions. */

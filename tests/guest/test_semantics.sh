@@ -360,3 +360,14 @@ d0=$(xdp_drops $RX)
 send $TX $RX $V4 --proto udp --dport "$7" --count 3
 WAIT_TIMEOUT=$TRAFFIC_WAIT check "... frames to the bucket's last key (dport $7) are dropped in XDP" \
 	wait_for xdp_drops_are $RX "$d0" 3
+# Rules of one mask that differ in their ports only spread over the
+# buckets: before xdpoff_hash_end() they all fell into one, and the 9th
+# `udp dport N` rule of a chain was refused.
+"$XDPOFF" detach $RX
+"$XDPOFF" attach $RX --max-rules 64
+rules=()
+for p in $(seq 100 163); do rules+=("udp dport $p counter drop"); done
+check "64 rules of one mask (udp dport 100-163) offload with --max-rules 64" \
+	offload_chain $RX "${rules[@]}"
+check_eq "... every one in the index where its key hash puts it" \
+	"64 rules" "$(python3 "$KEYINDEX" check "$PIN/$RX" 2>&1)"

@@ -42,7 +42,8 @@ def key_hash(seed, mask_id, words, fields):
     for i in reversed(range(FIELDS_LEN // 8)):
         if words & (1 << i):
             h = hash_word(h, struct.unpack_from("<Q", fields, 8 * i)[0])
-    return h
+    h = (h * MUL) & U64         # xdpoff_hash_end()
+    return h ^ (h >> 32)
 
 
 class Maps:
