@@ -363,8 +363,9 @@ WAIT_TIMEOUT=$TRAFFIC_WAIT check "... frames to the bucket's last key (dport $7)
 # Rules of one mask that differ in their ports only spread over the
 # buckets: before xdpoff_hash_end() they all fell into one, and the 9th
 # `udp dport N` rule of a chain was refused.
+nft flush ruleset
 "$XDPOFF" detach $RX
-"$XDPOFF" attach $RX --max-rules 64
+check "attach with --max-rules 64" "$XDPOFF" attach $RX --max-rules 64
 rules=()
 for p in $(seq 100 163); do rules+=("udp dport $p counter drop"); done
 check "64 rules of one mask (udp dport 100-163) offload with --max-rules 64" \
