@@ -195,13 +195,12 @@ static inline __u64 xdpoff_hash_word(__u64 h, __u64 w)
  * After the last word.  A product's bit k depends on the factor's bits
  * up to k only: without this step the low bits, which pick the bucket,
  * ignored the top 16 bits of word 0 (the ports), and every rule of a
- * `udp dport N` mask fell into one bucket.  After it every bit of the
- * hash depends on every bit of the words.
+ * `udp dport N` mask fell into one bucket.  One more step, of a zero
+ * word: after it every bit of the hash depends on every bit of the words.
  */
 static inline __u64 xdpoff_hash_end(__u64 h)
 {
-	h *= XDPOFF_HASH_MUL;
-	return h ^ (h >> 32);
+	return xdpoff_hash_word(h, 0);
 }
 
 /*

@@ -24,7 +24,6 @@ import bpfmap
 
 MUL = 0x9e3779b97f4a7c15
 U64 = (1 << 64) - 1
-WAYS = 8
 SLOT_BITS = 0xffffff
 TAG = U64 & ~SLOT_BITS
 FIELDS = 64             # offsetof(struct xdpoff_rule_val, fields)
@@ -42,8 +41,7 @@ def key_hash(seed, mask_id, words, fields):
     for i in reversed(range(FIELDS_LEN // 8)):
         if words & (1 << i):
             h = hash_word(h, struct.unpack_from("<Q", fields, 8 * i)[0])
-    h = (h * MUL) & U64         # xdpoff_hash_end()
-    return h ^ (h >> 32)
+    return hash_word(h, 0)      # xdpoff_hash_end()
 
 
 class Maps:
@@ -75,13 +73,13 @@ def check(m):
     named = set()
     for slot, val in sorted(m.rules.items()):
         h = m.rule_hash(val)
-        want = (h & TAG) | (slot + 1)
-        if want not in m.index.get(m.bucket(h), ()):
+        b, want = m.bucket(h), (h & TAG) | (slot + 1)
+        entries = m.index.get(b, ())
+        if want not in entries:
             diffs.append("slot %d: hash %016x, no entry %016x in bucket %d: %s"
-                         % (slot, h, want, m.bucket(h),
-                            " ".join("%016x" % e for e in
-                                     m.index.get(m.bucket(h), ()))))
-        named.add((m.bucket(h), want))
+                         % (slot, h, want, b,
+                            " ".join("%016x" % e for e in entries)))
+        named.add((b, want))
     for b, entries in sorted(m.index.items()):
         for e in entries:
             if e and (b, e) not in named:

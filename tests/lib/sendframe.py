@@ -185,5 +185,6 @@ def main():
         print("sent %d frames in %.3f s: %.1f/s" %
               (args.count, span, args.count / span))
 
+
 if __name__ == "__main__":
     main()
