@@ -88,6 +88,9 @@ _Static_assert(__builtin_offsetof(struct xdpoff_fields, dmac) % 8 == 0 &&
 	       __builtin_offsetof(struct xdpoff_fields, smac) ==
 	       __builtin_offsetof(struct xdpoff_fields, dmac) + ETH_ALEN,
 	       "xdpoff_parse() copies dmac and smac as one 12-byte block");
+_Static_assert(__builtin_offsetof(struct xdpoff_mask, words) == 92 &&
+	       __builtin_offsetof(struct xdpoff_mask, hash_start) == 112,
+	       "tests/lib/keyindex.py reads words and hash_start there");
 _Static_assert((XDPOFF_MAX_STAGES & (XDPOFF_MAX_STAGES - 1)) == 0,
 	       "XDPOFF_MAX_STAGES must be a power of two");
 _Static_assert((XDPOFF_DEFAULT_MAX_RULES & (XDPOFF_DEFAULT_MAX_RULES - 1)) == 0,
@@ -101,32 +104,37 @@ _Static_assert((XDPOFF_DEFAULT_MAX_RULES & (XDPOFF_DEFAULT_MAX_RULES - 1)) == 0,
  * Ports as nf_tables loads them: the first four bytes of the transport
  * header, which is all a port match needs.  TCP flags and ICMP type and
  * code as tc flower's dissector reads them: from a whole header of an
- * unfragmented packet, else zero.
+ * unfragmented packet, else zero.  The XDPOFF_F_* flags gather in *@flags,
+ * a register of the caller, which stores them once.
  */
 static __always_inline int parse_l4(void *l4, void *data_end, __u8 proto,
-				    int frag, struct xdpoff_fields *f)
+				    int frag, struct xdpoff_fields *f,
+				    __u32 *flags)
 {
 	struct udphdr *uh = l4;	/* ports sit at the same place in TCP */
 	struct tcphdr *th = l4;
 	__u8 *ih = l4;
 
-	if (proto == IPPROTO_ICMP || proto == IPPROTO_ICMPV6) {
+	switch (proto) {
+	case IPPROTO_TCP:
+	case IPPROTO_UDP:
+		if (l4 + 4 > data_end)
+			return l4 < data_end ? XDPOFF_U_L4 : 0;
+		f->sport = uh->source;
+		f->dport = uh->dest;
+		*flags |= XDPOFF_F_L4;
+		if (proto == IPPROTO_TCP && !frag &&
+		    (void *)(th + 1) <= data_end && th->doff >= 5)
+			f->tcp_flags = ((__be16 *)th)[6] & bpf_htons(0x0fff);
+		break;
+	case IPPROTO_ICMP:
+	case IPPROTO_ICMPV6:
 		if (!frag && l4 + ICMP_HLEN <= data_end) {
 			f->icmp_type = ih[0];
 			f->icmp_code = ih[1];
 		}
-		return 0;
+		break;
 	}
-	if (proto != IPPROTO_TCP && proto != IPPROTO_UDP)
-		return 0;
-	if (l4 + 4 > data_end)
-		return l4 < data_end ? XDPOFF_U_L4 : 0;
-	f->sport = uh->source;
-	f->dport = uh->dest;
-	f->flags |= XDPOFF_F_L4;
-	if (proto == IPPROTO_TCP && !frag && (void *)(th + 1) <= data_end &&
-	    th->doff >= 5)
-		f->tcp_flags = ((__be16 *)th)[6] & bpf_htons(0x0fff);
 	return 0;
 }
 
@@ -138,7 +146,7 @@ static __always_inline int parse_l4(void *l4, void *data_end, __u8 proto,
  * transport header.
  */
 static __always_inline int parse_ipv4(struct iphdr *iph, void *data_end,
-				      struct xdpoff_fields *f)
+				      struct xdpoff_fields *f, __u32 *flags)
 {
 	__u32 ihl, len;
 
@@ -150,7 +158,7 @@ static __always_inline int parse_ipv4(struct iphdr *iph, void *data_end,
 	    len > (__u64)(data_end - (void *)iph))
 		return XDPOFF_U_L3;
 
-	f->flags |= XDPOFF_F_IPV4 | XDPOFF_F_PROTO;
+	*flags |= XDPOFF_F_IPV4 | XDPOFF_F_PROTO;
 	f->ip_proto = iph->protocol;
 	f->saddr[0] = iph->saddr;
 	f->daddr[0] = iph->daddr;
@@ -160,8 +168,10 @@ static __always_inline int parse_ipv4(struct iphdr *iph, void *data_end,
 		return XDPOFF_U_FRAG;
 	if (iph->frag_off & bpf_htons(IP_MF))
 		return XDPOFF_U_FRAG |
-		       parse_l4((void *)iph + ihl, data_end, iph->protocol, 1, f);
-	return parse_l4((void *)iph + ihl, data_end, iph->protocol, 0, f);
+		       parse_l4((void *)iph + ihl, data_end, iph->protocol, 1,
+				f, flags);
+	return parse_l4((void *)iph + ihl, data_end, iph->protocol, 0, f,
+			flags);
 }
 
 static __always_inline int ipv6_is_l4(__u8 nh)
@@ -189,7 +199,7 @@ static __always_inline int ipv6_is_l4(__u8 nh)
  * look (XDPOFF_U_PROTO).
  */
 static __always_inline int parse_ipv6(struct ipv6hdr *ip6h, void *data_end,
-				      struct xdpoff_fields *f)
+				      struct xdpoff_fields *f, __u32 *flags)
 {
 	__u8 nh;
 
@@ -200,7 +210,7 @@ static __always_inline int parse_ipv6(struct ipv6hdr *ip6h, void *data_end,
 	    (__u64)(data_end - (void *)(ip6h + 1)))
 		return XDPOFF_U_L3;
 
-	f->flags |= XDPOFF_F_IPV6;
+	*flags |= XDPOFF_F_IPV6;
 	__builtin_memcpy(f->saddr, &ip6h->saddr, sizeof(f->saddr));
 	__builtin_memcpy(f->daddr, &ip6h->daddr, sizeof(f->daddr));
 	f->tos = ip6h->priority << 4 | ip6h->flow_lbl[0] >> 4;
@@ -208,9 +218,9 @@ static __always_inline int parse_ipv6(struct ipv6hdr *ip6h, void *data_end,
 	nh = ip6h->nexthdr;
 	if (!ipv6_is_l4(nh))
 		return XDPOFF_U_PROTO;
-	f->flags |= XDPOFF_F_PROTO;
+	*flags |= XDPOFF_F_PROTO;
 	f->ip_proto = nh;
-	return parse_l4(ip6h + 1, data_end, nh, 0, f);
+	return parse_l4(ip6h + 1, data_end, nh, 0, f, flags);
 }
 
 struct vlan_hdr {
@@ -234,15 +244,17 @@ static __always_inline int is_tpid(__be16 proto)
  * Not global either: a global function needs the kernel's BTF to be
  * verified (the debug kernel of make check-debug has none).
  */
-static __noinline int xdpoff_parse(struct xdp_md *ctx,
-				   struct xdpoff_fields *f)
+static __noinline long xdpoff_parse(struct xdp_md *ctx,
+				    struct xdpoff_fields *f)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
 	struct ethhdr *eth = data;
 	struct vlan_hdr *vh;
 	void *nh = eth + 1;
+	__u32 flags = 0;
 	__be16 l3;
+	int ret;
 
 	if (!f || (void *)(eth + 1) > data_end)
 		return -1;
@@ -255,45 +267,60 @@ static __noinline int xdpoff_parse(struct xdp_md *ctx,
 	l3 = *(__be16 *)(data + 12);
 	f->n_proto = l3;
 
-	if (bpf_ntohs(l3) < ETH_P_802_3_MIN)
+	/* An 802.3 length: the EtherType's first byte, in one load. */
+	if (*(__u8 *)(data + 12) < (ETH_P_802_3_MIN >> 8))
 		return XDPOFF_U_ETYPE;
 	if (is_tpid(l3)) {
 		vh = nh;
 		/* skb_vlan_untag() frees what is shorter than this. */
 		if ((void *)(vh + 1) + sizeof(__be16) > data_end)
 			return -1;
-		f->flags |= XDPOFF_F_VLAN;
 		f->vlan_tci = vh->tci;
 		f->vlan_etype = vh->encap_proto;
 		l3 = vh->encap_proto;
 		nh = vh + 1;
 		if (is_tpid(l3)) {
 			vh = nh;
-			if ((void *)(vh + 1) > data_end)
+			if ((void *)(vh + 1) > data_end) {
+				f->flags = XDPOFF_F_VLAN;
 				return XDPOFF_U_ETYPE | XDPOFF_U_TAG2;
-			f->flags |= XDPOFF_F_CVLAN;
+			}
+			f->flags = XDPOFF_F_VLAN | XDPOFF_F_CVLAN;
 			f->cvlan_tci = vh->tci;
 			f->cvlan_etype = vh->encap_proto;
 			return XDPOFF_U_ETYPE | XDPOFF_U_TAG2 |
 			       (is_tpid(vh->encap_proto) ? XDPOFF_U_TAG3 : 0);
 		}
+		flags = XDPOFF_F_VLAN;
 	}
 
 	switch (l3) {
 	case bpf_htons(ETH_P_IP):
-		return parse_ipv4(nh, data_end, f) |
-		       (f->flags & XDPOFF_F_VLAN ? XDPOFF_U_ETYPE : 0);
+		ret = parse_ipv4(nh, data_end, f, &flags);
+		break;
 	case bpf_htons(ETH_P_IPV6):
-		return parse_ipv6(nh, data_end, f) |
-		       (f->flags & XDPOFF_F_VLAN ? XDPOFF_U_ETYPE : 0);
+		ret = parse_ipv6(nh, data_end, f, &flags);
+		break;
+	default:
+		ret = 0;
 	}
-	return f->flags & XDPOFF_F_VLAN ? XDPOFF_U_ETYPE : 0;
+	f->flags = flags;
+	/*
+	 * Read back: to the verifier a byte from the stack is any byte, so
+	 * the caller is verified once for every return value of a parse
+	 * path, not once more for each value of the flags.
+	 */
+	return ret | (((volatile struct xdpoff_fields *)f)->flags &
+		      XDPOFF_F_VLAN ? XDPOFF_U_ETYPE : 0);
 }
 
 /*
  * Word n of the hash, and of the compare: cases of a switch on the mask's
  * last word + 1 that fall through down to word 0, so a mask of the first
  * words (an nft rule on IPv4 addresses and ports) does not test the others.
+ * The hash skips the words the mask does not use; the compare need not
+ * test for them: a rule's fields are zero outside its mask (the module
+ * installs no rule whose key has bits there), and so is the masked frame.
  */
 #define HASH_WORD(n)							\
 	case (n) + 1:							\
@@ -302,7 +329,7 @@ static __noinline int xdpoff_parse(struct xdp_md *ctx,
 		/* fallthrough */
 #define SAME_WORD(n)							\
 	case (n) + 1:							\
-		if ((*words & (1U << (n))) && (src[n] & msk[n]) != v[n]) \
+		if ((src[n] & msk[n]) != v[n])				\
 			return NULL;					\
 		/* fallthrough */
 
@@ -311,13 +338,14 @@ static __noinline int xdpoff_parse(struct xdp_md *ctx,
  * the words @m uses, its bit in the slot's filter, the rule's slot from
  * the hash's bucket of the index, then those words compared with the
  * rule's.  @key is the caller's scratch space (a u32 for the lookups).
- * The words are read as volatile: the compiler would keep them all in
- * registers across the map lookup (and the mask loop), and spill them
- * past the stack's 512 bytes.
+ * The hash starts from the mask's hash_start, which the module computes
+ * from the device's seed and the mask id.  The words are read as
+ * volatile: the compiler would keep them all in registers across the map
+ * lookup (and the mask loop), and spill them past the stack's 512 bytes.
  */
 static __always_inline struct xdpoff_rule_val *
 lookup_rule(const struct xdpoff_fields *f, const struct xdpoff_mask *m,
-	    __u32 slot, __u64 seed, __u32 index_mask, __u32 *key)
+	    __u32 slot, __u32 index_mask, __u32 *key)
 {
 	const volatile __u64 *src = (const volatile __u64 *)f;
 	const volatile __u64 *msk = (const volatile __u64 *)&m->mask;
@@ -329,7 +357,7 @@ lookup_rule(const struct xdpoff_fields *f, const struct xdpoff_mask *m,
 	__u32 idx;
 	int i;
 
-	h = xdpoff_hash_start(seed, m->id);
+	h = m->hash_start;
 	switch (XDPOFF_WORDS_LAST(*words)) {
 	HASH_WORD(8) HASH_WORD(7) HASH_WORD(6) HASH_WORD(5) HASH_WORD(4)
 	HASH_WORD(3) HASH_WORD(2) HASH_WORD(1) HASH_WORD(0)
@@ -800,10 +828,10 @@ int xdpoff_xdp(struct xdp_md *ctx)
 	__u32 *key = &keys.rule;
 	struct xdpoff_meta *meta;
 	struct stage_best best;
-	__u32 zero = 0, i, nr, nr_stages, v = 0, act;
+	__u32 zero = 0, i, nr_stages, v = 0, act;
+	__u64 mi, nr;	/* 64-bit: no zero extension at every turn of the loop */
 	__u32 index_mask;
-	__u64 seed;
-	int unknown;
+	long unknown;	/* as xdpoff_parse() returns it: no sign extension */
 
 	meta = bpf_map_lookup_elem(&xdpoff_meta, &zero);
 	if (!meta)
@@ -825,7 +853,6 @@ int xdpoff_xdp(struct xdp_md *ctx)
 		return bpf_redirect(flow->ifindex, 0);
 	}
 
-	seed = meta->seed;
 	index_mask = meta->index_mask;
 	unknown = xdpoff_parse(ctx, &f);
 	if (unknown < 0)
@@ -836,10 +863,10 @@ int xdpoff_xdp(struct xdp_md *ctx)
 		best.unknown[i] = NO_MATCH;
 	}
 
-	for (i = 0; i < XDPOFF_MAX_MASKS && i < nr; i++) {
+	for (mi = 0; mi < XDPOFF_MAX_MASKS && mi < nr; mi++) {
 		struct xdpoff_rule_val *val;
 		struct xdpoff_mask *m;
-		__u32 slot = i;	/* on the stack for the helper; i stays a register */
+		__u32 slot = mi;	/* on the stack for the helper; mi stays a register */
 		__u32 st;
 
 		m = bpf_map_lookup_elem(&xdpoff_masks, &slot);
@@ -856,7 +883,7 @@ int xdpoff_xdp(struct xdp_md *ctx)
 		}
 		if (m->ranges && out_of_range(m, &f))
 			continue;
-		val = lookup_rule(&f, m, i, seed, index_mask, key);
+		val = lookup_rule(&f, m, mi, index_mask, key);
 		if (!val)
 			continue;
 		st = val->stage & (XDPOFF_MAX_STAGES - 1);
@@ -864,7 +891,7 @@ int xdpoff_xdp(struct xdp_md *ctx)
 			best.order[st] = val->order;
 			best.slot[st] = val->stats_slot;
 			best.info[st] = INFO(val->action & 0xff,
-					     val->rewrite & 0xff, i);
+					     val->rewrite & 0xff, mi);
 			best.ifindex[st] = val->ifindex;
 		}
 	}
@@ -936,7 +963,7 @@ int xdpoff_xdp(struct xdp_md *ctx)
 
 		m = bpf_map_lookup_elem(&xdpoff_masks, &slot);
 		if (m)
-			val = lookup_rule(&f, m, slot, seed, index_mask, key);
+			val = lookup_rule(&f, m, slot, index_mask, key);
 		/* The rule went away meanwhile, or no room to edit. */
 		if (!val || val->order != verdict_order || rewrite(ctx, val))
 			act = XDPOFF_ACT_SOFTWARE;

@@ -89,6 +89,7 @@ struct xdpoff_mask_btf {
 	__u16	sport_min, sport_max;
 	__u16	dport_min, dport_max;
 	union xdpoff_order_btf min_order;
+	__u64	hash_start;
 };
 
 struct xdpoff_flow_key_btf {
@@ -173,6 +174,7 @@ XDPOFF_BTF_SAME(xdpoff_mask_btf, xdpoff_mask, sport_max);
 XDPOFF_BTF_SAME(xdpoff_mask_btf, xdpoff_mask, dport_min);
 XDPOFF_BTF_SAME(xdpoff_mask_btf, xdpoff_mask, dport_max);
 XDPOFF_BTF_SAME(xdpoff_mask_btf, xdpoff_mask, min_order);
+XDPOFF_BTF_SAME(xdpoff_mask_btf, xdpoff_mask, hash_start);
 _Static_assert(sizeof(struct xdpoff_mask_btf) == sizeof(struct xdpoff_mask),
 	       "mask sizes differ");
 

@@ -218,6 +218,7 @@ static int xdpoff_mask_write(struct xdpoff_dev *xdev, u32 slot, bool active)
 	m.dport_min = ms->range.dport_min;
 	m.dport_max = ms->range.dport_max;
 	m.min_order = ms->min_order;
+	m.hash_start = xdpoff_hash_start(xdev->seed, ms->id);
 	return xdpoff_map_update(xdev->masks, &slot, &m, BPF_ANY);
 }
 

@@ -324,6 +324,11 @@ struct xdpoff_mask {
 	__u16			sport_min, sport_max;
 	__u16			dport_min, dport_max;
 	__u64			min_order; /* no rule of the mask is earlier */
+	/*
+	 * xdpoff_hash_start(xdpoff_meta.seed, id): where the hash of the
+	 * mask's keys starts, so the XDP program does not compute it.
+	 */
+	__u64			hash_start;
 };
 #define XDPOFF_RANGE_SPORT	(1U << 0)
 #define XDPOFF_RANGE_DPORT	(1U << 1)

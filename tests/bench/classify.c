@@ -7,6 +7,9 @@
  *
  * Usage: classify [--repeat R] [--runs K] [--libxdp DEV] RULES:MASKS...
  *
+ * 0:0 runs no classifier but a program that returns XDP_DROP at once:
+ * BPF_PROG_TEST_RUN's own count per run, which every other figure holds.
+ *
  * For each RULES:MASKS it loads a fresh copy of the program (rules and
  * stats maps sized max(RULES, XDPOFF_DEFAULT_MAX_RULES), as `xdpoff attach
  * --max-rules` would), fills the maps the way the module does, and times
@@ -130,6 +133,7 @@ static int fill(struct xdpoff_bpf *skel, unsigned int rules,
 		mask_of_slot(&mask[i], i);
 		m.mask = mask[i];
 		m.words = xdpoff_mask_words(&mask[i]);
+		m.hash_start = xdpoff_hash_start(meta.seed, m.id);
 		if (bpf_map_update_elem(masks_fd, &i, &m, BPF_ANY))
 			return -errno;
 	}
@@ -181,7 +185,9 @@ static int fill(struct xdpoff_bpf *skel, unsigned int rules,
 	for (i = 0; i < masks; i++) {
 		struct xdpoff_mask m = { .mask = mask[i], .id = i + 1,
 					 .active = 1,
-					 .words = xdpoff_mask_words(&mask[i]) };
+					 .words = xdpoff_mask_words(&mask[i]),
+					 .hash_start = xdpoff_hash_start(meta.seed,
+									 i + 1) };
 
 		if (bpf_map_update_elem(masks_fd, &i, &m, BPF_ANY))
 			return -errno;
@@ -215,6 +221,23 @@ static int load_libxdp(struct xdpoff_bpf *skel, int ifindex,
 	return fd < 0 ? -errno : fd;
 }
 
+/*
+ * RULES:MASKS 0:0, the harness alone: a program of two instructions that
+ * returns XDP_DROP, run as the classifier is.  What it counts per run is
+ * BPF_PROG_TEST_RUN's own loop, in every other line's count too.
+ */
+static int load_empty(void)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0,
+		  .imm = XDP_DROP },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+
+	return bpf_prog_load(BPF_PROG_TYPE_XDP, "xdpoff_empty", "GPL", insns,
+			     sizeof(insns) / sizeof(insns[0]), NULL);
+}
+
 static int bench(unsigned int rules, unsigned int masks, unsigned int repeat,
 		 int runs, int libxdp_ifindex)
 {
@@ -238,7 +261,10 @@ static int bench(unsigned int rules, unsigned int masks, unsigned int repeat,
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.xdpoff_index,
 					       xdpoff_index_buckets(cap));
-	if (!err && libxdp_ifindex) {
+	if (!err && !rules) {
+		prog_fd = load_empty();
+		err = prog_fd < 0 ? -errno : 0;
+	} else if (!err && libxdp_ifindex) {
 		prog_fd = load_libxdp(skel, libxdp_ifindex, &xp);
 		err = prog_fd < 0 ? prog_fd : 0;
 	} else if (!err) {
@@ -249,7 +275,7 @@ static int bench(unsigned int rules, unsigned int masks, unsigned int repeat,
 		fprintf(stderr, "classify: load: %s\n", strerror(-err));
 		goto out;
 	}
-	err = fill(skel, rules, masks);
+	err = rules ? fill(skel, rules, masks) : 0;
 	if (err) {
 		fprintf(stderr, "classify: filling the maps: %s\n",
 			strerror(-err));
@@ -284,7 +310,7 @@ out:
 		xdp_program__detach(xp, libxdp_ifindex, XDP_MODE_SKB, 0);
 		xdp_program__close(xp);
 	}
-	if (libxdp_ifindex && prog_fd >= 0)
+	if ((libxdp_ifindex || !rules) && prog_fd >= 0)
 		close(prog_fd);
 	xdpoff_bpf__destroy(skel);
 	return err ? -1 : 0;
@@ -319,8 +345,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (; i < argc; i++) {
-		if (sscanf(argv[i], "%u:%u", &rules, &masks) != 2 || !rules ||
-		    !masks || masks > XDPOFF_MAX_MASKS || masks > rules)
+		if (sscanf(argv[i], "%u:%u", &rules, &masks) != 2 ||
+		    masks > XDPOFF_MAX_MASKS || masks > rules ||
+		    (rules && !masks) || (!rules && libxdp_ifindex))
 			usage();
 		if (bench(rules, masks, repeat, runs, libxdp_ifindex))
 			fails++;

@@ -959,17 +959,21 @@ sec_insn() {
 # insn_classify: the classifier alone, BPF_PROG_TEST_RUN (tests/bench/
 # classify): the run's guest ns per repetition are its instructions; now,
 # and the baseline tests/bench/run built from git (build/bench/baseline).
+# The current one also runs 0:0, a program that drops at once: what
+# BPF_PROG_TEST_RUN's own loop counts, in both (the baseline's classify
+# predates 0:0).
 insn_classify() {
-	local v bin grid="1:1 1000:1 10000:8 1000:32"
+	local v bin grid="1:1 1000:1 10000:8 1000:32" g
 	[ "$MODE" = smoke ] && grid="1:1 100:8"
 	for v in current baseline; do
 		bin=$CLASSIFY
-		[ $v = baseline ] && bin=$BENCH_BUILD/baseline/classify
+		g="0:0 $grid"
+		[ $v = baseline ] && bin=$BENCH_BUILD/baseline/classify g=$grid
 		if [ ! -x "$bin" ]; then
 			say "no $v classifier ($bin): tests/bench/run builds it from git"
 			continue
 		fi
-		"$bin" --repeat "$INSN_CLS_REPEAT" --runs 2 $grid |
+		"$bin" --repeat "$INSN_CLS_REPEAT" --runs 2 $g |
 			sed "s/^classify /@bench sec=insn_cls variant=$v base=$(cat "$BENCH_BUILD/baseline/rev" 2>/dev/null) ioa=$IOA /" ||
 			missing=$((missing + 1))
 	done

@@ -601,7 +601,9 @@ def insn_section(md, csv, recs, missing, out):
     for r in recs:
         if r.get("sec") == "insn_cls" and r.get("ioa") == "1":
             cls.setdefault((r["variant"], int(r["rules"]), int(r["masks"])), []).append(num(r["ns"]))
-    points = sorted({(k[1], k[2]) for k in cls})
+    points = sorted({(k[1], k[2]) for k in cls if k[1]})
+    # 0:0, a program that drops at once: BPF_PROG_TEST_RUN's own loop
+    harness = Stats(cls.get(("current", 0, 0), [])).median
     if points:
         base_rev = next((r.get("base") for r in recs if r.get("sec") == "insn_cls"
                          and r.get("variant") == "baseline"), None)
@@ -623,13 +625,26 @@ def insn_section(md, csv, recs, missing, out):
             md.append(f"| {rules:,} | {masks} | {fmt(a.median)} | {fmt(b.median)} | "
                       f"{fmt(ratio(a.median, b.median), 3)} |")
         md.append("")
+        if harness is not None:
+            csv_rows(csv, "insn_cls", "harness", "insn_per_run",
+                     Stats(cls.get(("current", 0, 0), [])), 0, 0)
+            md.append(f"Of each figure, {fmt(harness)} are BPF_PROG_TEST_RUN's own loop "
+                      "(classify 0:0: a program that returns XDP_DROP at once); "
+                      "prog_1mask_vs_baseline_insn is of the programs' own instructions, "
+                      "net of it, and _gross with it.")
+            md.append("")
 
     def med(m, ioa="1"):
         return ins[m, ioa]["insn"].median
 
     c_now = Stats(cls.get(("current", 1, 1), [])).median
     c_base = Stats(cls.get(("baseline", 1, 1), [])).median
-    ratios = [("prog_1mask_vs_baseline_insn", ratio(c_now, c_base), "<= 0.60")]
+    # The program's own instructions: less the test run's loop, in both.
+    net = (lambda c: c - harness) if harness is not None else (lambda c: None)
+    ratios = [("prog_1mask_vs_baseline_insn",
+               ratio(net(c_now), net(c_base)) if None not in (c_now, c_base) else None,
+               "<= 0.60"),
+              ("prog_1mask_vs_baseline_insn_gross", ratio(c_now, c_base), "(report)")]
     for ioa, sfx in (("1", ""), ("0", "_ioa0")):
         lim, x1, x10k = med("limit", ioa), med("xdpoff-1", ioa), med("xdpoff-10k8m", ioa)
         nft, tc = med("nft-sw", ioa), med("tc-sw", ioa)

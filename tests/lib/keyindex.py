@@ -9,9 +9,10 @@ PINDIR is a device's pin directory (/sys/fs/bpf/xdpoff/DEV).
 
   check        every used rule's key hash, computed here from its mask id,
                its mask's words and its fields (xdpoff_key_hash()), names
-               the rule's slot in the right bucket of the index, and every
-               used index entry names a rule; prints "N rules" or the
-               differences, one per line, and fails
+               the rule's slot in the right bucket of the index, every
+               used index entry names a rule, and every active mask's
+               hash_start is xdpoff_hash_start() of the seed and its id;
+               prints "N rules" or the differences, one per line, and fails
   same-bucket  N destination ports (not the rule's own) that, put in place
                of the dport of the rule in SLOT, give keys of its bucket,
                with top bits no used entry has; one line, space-separated
@@ -29,6 +30,7 @@ TAG = U64 & ~SLOT_BITS
 FIELDS = 64             # offsetof(struct xdpoff_rule_val, fields)
 FIELDS_LEN = 72         # sizeof(struct xdpoff_fields)
 DPORT = 6               # offsetof(struct xdpoff_fields, dport)
+HASH_START = FIELDS_LEN + 40    # offsetof(struct xdpoff_mask, hash_start)
 
 
 def hash_word(h, w):
@@ -36,8 +38,12 @@ def hash_word(h, w):
     return h ^ (h >> 32)
 
 
+def hash_start(seed, mask_id):
+    return ((seed ^ mask_id) * MUL) & U64
+
+
 def key_hash(seed, mask_id, words, fields):
-    h = ((seed ^ mask_id) * MUL) & U64
+    h = hash_start(seed, mask_id)
     for i in reversed(range(FIELDS_LEN // 8)):
         if words & (1 << i):
             h = hash_word(h, struct.unpack_from("<Q", fields, 8 * i)[0])
@@ -49,11 +55,15 @@ class Maps:
         meta = dict(bpfmap.elements(os.path.join(pindir, "xdpoff_meta")))[0]
         self.seed, self.index_mask = struct.unpack_from("<QI", meta, 24)
         self.words = {}
-        for _slot, m in bpfmap.elements(os.path.join(pindir, "xdpoff_masks")):
+        self.starts = {}        # active slot: (mask id, its hash_start)
+        for slot, m in bpfmap.elements(os.path.join(pindir, "xdpoff_masks")):
             mask_id, active = struct.unpack_from("<II", m, FIELDS_LEN)
             words, = struct.unpack_from("<I", m, FIELDS_LEN + 20)
             if active or mask_id not in self.words:
                 self.words[mask_id] = words
+            if active:
+                self.starts[slot] = (mask_id,
+                                     struct.unpack_from("<Q", m, HASH_START)[0])
         self.rules = dict(bpfmap.elements(os.path.join(pindir, "xdpoff_rules")))
         self.index = {b: struct.unpack("<8Q", v) for b, v in
                       bpfmap.elements(os.path.join(pindir, "xdpoff_index"))}
@@ -84,6 +94,10 @@ def check(m):
         for e in entries:
             if e and (b, e) not in named:
                 diffs.append("bucket %d: entry %016x names no rule" % (b, e))
+    for slot, (mask_id, start) in sorted(m.starts.items()):
+        if start != hash_start(m.seed, mask_id):
+            diffs.append("mask slot %d (id %d): hash_start %016x, not %016x"
+                         % (slot, mask_id, start, hash_start(m.seed, mask_id)))
     return diffs
 
 
