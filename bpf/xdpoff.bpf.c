@@ -318,14 +318,17 @@ static __noinline long xdpoff_parse(struct xdp_md *ctx,
  * Word n of the hash, and of the compare: cases of a switch on the mask's
  * last word + 1 that fall through down to word 0, so a mask of the first
  * words (an nft rule on IPv4 addresses and ports) does not test the others.
- * The hash skips the words the mask does not use; the compare need not
- * test for them: a rule's fields are zero outside its mask (the module
- * installs no rule whose key has bits there), and so is the masked frame.
+ * The hash skips the words the mask does not use (a zero word of the mask:
+ * xdpoff_mask_words() sets the bits of the others, which the module's
+ * hash tests); the compare need not test for them: a rule's fields are
+ * zero outside its mask (the module installs no rule whose key has bits
+ * there), and so is the masked frame.
  */
 #define HASH_WORD(n)							\
 	case (n) + 1:							\
-		if (*words & (1U << (n)))				\
-			h = xdpoff_hash_word(h, src[n] & msk[n]);	\
+		mw = msk[n];						\
+		if (mw)							\
+			h = xdpoff_hash_word(h, src[n] & mw);		\
 		/* fallthrough */
 #define SAME_WORD(n)							\
 	case (n) + 1:							\
@@ -342,6 +345,9 @@ static __noinline long xdpoff_parse(struct xdp_md *ctx,
  * from the device's seed and the mask id.  The words are read as
  * volatile: the compiler would keep them all in registers across the map
  * lookup (and the mask loop), and spill them past the stack's 512 bytes.
+ * So is the mask's last word, read again for the compare: kept from the
+ * hash's switch, the verifier would walk everything in between once for
+ * each of its values, past its 1,000,000-instruction limit.
  */
 static __always_inline struct xdpoff_rule_val *
 lookup_rule(const struct xdpoff_fields *f, const struct xdpoff_mask *m,
@@ -353,7 +359,7 @@ lookup_rule(const struct xdpoff_fields *f, const struct xdpoff_mask *m,
 	struct xdpoff_bucket *b;
 	struct xdpoff_rule_val *val;
 	const __u64 *v;
-	__u64 h, e, *bits;
+	__u64 h, e, mw, *bits;
 	__u32 idx;
 	int i;
 
