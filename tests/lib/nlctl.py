@@ -56,7 +56,8 @@ A_IFINDEX, A_RULES, A_MASKS, A_META, A_STATS, A_FLOWS, A_FILTER, A_INDEX = \
 # The contract of xdpoff/xdpoff.h, as the maps must be.
 FIELDS = 72
 RULE_VAL = 64 + FIELDS                 # ..., mask id, fields
-MASK_VAL = FIELDS + 4 * 6 + 8 + 8
+# mask, id .. words, the port ranges, min_order, hash_start
+MASK_VAL = FIELDS + 4 * 6 + 8 + 8 + 8
 # nr_masks, nr_stages, software_from, ft_order, seed, index_mask, pad
 META_VAL = 40
 BUCKET = 64                            # struct xdpoff_bucket
