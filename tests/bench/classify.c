@@ -93,6 +93,17 @@ static void fields_and(struct xdpoff_fields *out,
 		po[i] = pa[i] & pb[i];
 }
 
+/* Mask slot @i, id i + 1, as kernel/xdpoff_maps.c writes it. */
+static int write_mask(int fd, unsigned int i, const struct xdpoff_fields *mask,
+		      __u64 seed, int active)
+{
+	struct xdpoff_mask m = { .mask = *mask, .id = i + 1, .active = active,
+				 .words = xdpoff_mask_words(mask),
+				 .hash_start = xdpoff_hash_start(seed, i + 1) };
+
+	return bpf_map_update_elem(fd, &i, &m, BPF_ANY);
+}
+
 static int fill(struct xdpoff_bpf *skel, unsigned int rules,
 		unsigned int masks)
 {
@@ -128,13 +139,8 @@ static int fill(struct xdpoff_bpf *skel, unsigned int rules,
 	 * module's order (no frame runs here anyway).
 	 */
 	for (i = 0; i < masks; i++) {
-		struct xdpoff_mask m = { .id = i + 1, .active = 0 };
-
 		mask_of_slot(&mask[i], i);
-		m.mask = mask[i];
-		m.words = xdpoff_mask_words(&mask[i]);
-		m.hash_start = xdpoff_hash_start(meta.seed, m.id);
-		if (bpf_map_update_elem(masks_fd, &i, &m, BPF_ANY))
+		if (write_mask(masks_fd, i, &mask[i], meta.seed, 0))
 			return -errno;
 	}
 	if (bpf_map_update_elem(meta_fd, &zero, &meta, BPF_ANY))
@@ -182,16 +188,9 @@ static int fill(struct xdpoff_bpf *skel, unsigned int rules,
 			return -errno;
 	}
 
-	for (i = 0; i < masks; i++) {
-		struct xdpoff_mask m = { .mask = mask[i], .id = i + 1,
-					 .active = 1,
-					 .words = xdpoff_mask_words(&mask[i]),
-					 .hash_start = xdpoff_hash_start(meta.seed,
-									 i + 1) };
-
-		if (bpf_map_update_elem(masks_fd, &i, &m, BPF_ANY))
+	for (i = 0; i < masks; i++)
+		if (write_mask(masks_fd, i, &mask[i], meta.seed, 1))
 			return -errno;
-	}
 	return 0;
 }
 
