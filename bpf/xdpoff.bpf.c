@@ -240,12 +240,12 @@ static __always_inline int is_tpid(__be16 proto)
  * would, or -1 for a frame to leave alone.  The stack strips one VLAN
  * tag before nf_tables runs, so the network header is parsed behind at
  * most one tag, and the stack's protocol is then not the one at offset 12.
- * Not inlined: the verifier checks it once, for its one caller state.
- * Not global either: a global function needs the kernel's BTF to be
- * verified (the debug kernel of make check-debug has none).
+ * Inlined: as a function of its own it cost 22 instructions a frame
+ * (call, saved registers, the caller's spills), and the verifier walks
+ * a static function once per call anyway.
  */
-static __noinline long xdpoff_parse(struct xdp_md *ctx,
-				    struct xdpoff_fields *f)
+static __always_inline long xdpoff_parse(struct xdp_md *ctx,
+					 struct xdpoff_fields *f)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
@@ -812,6 +812,120 @@ static __always_inline void ft_count(struct xdpoff_flow_val *val, __u64 len)
 /* Not one of enum xdpoff_action: the flowtable forwards. */
 #define ACT_FLOW	0x100
 
+/* The lookups' keys, on the stack once: a rule's slot or a flow's tuple. */
+union scratch_keys {
+	__u32			rule;
+	struct xdpoff_flow_key	flow;
+};
+
+/*
+ * What the frame's best rules of each stage, and the flowtable, decide.
+ * Built twice: @nr_stages is a constant, 1 (every rule in stage 0) or
+ * XDPOFF_MAX_STAGES, so the common case of one chain or tc block needs
+ * neither the loops over the stages nor a variable stage.
+ */
+static __always_inline int decide(struct xdp_md *ctx,
+				  const struct xdpoff_meta *meta,
+				  const struct xdpoff_fields *f,
+				  const struct stage_best *best,
+				  union scratch_keys *keys, __u32 index_mask,
+				  const __u32 nr_stages)
+{
+	__u64 verdict_order = NO_MATCH, undecided = NO_MATCH, len;
+	struct xdpoff_flow_val *flow = NULL;
+	__u32 *key = &keys->rule;
+	__u32 i, v = 0, act;
+
+	/*
+	 * Stages run in order: the earliest stage whose best rule is final
+	 * (drop, fwd, software) decides; accept ends only its own stage.  A
+	 * stage where a rule XDP could not evaluate may come first is
+	 * undecided, and so is the frame if that stage runs before the
+	 * deciding one (the orders of two stages never interleave).
+	 */
+	for (i = 0; i < XDPOFF_MAX_STAGES && i < nr_stages; i++) {
+		if (best->unknown[i] < best->order[i]) {
+			if (best->unknown[i] < undecided)
+				undecided = best->unknown[i];
+			continue;
+		}
+		if (best->order[i] != NO_MATCH &&
+		    INFO_ACTION(best->info[i]) != XDPOFF_ACT_PASS &&
+		    best->order[i] < verdict_order) {
+			verdict_order = best->order[i];
+			v = i;
+		}
+	}
+	/*
+	 * The flowtable's hook, at its place among the rules: it forwards a
+	 * frame of an offloaded flow; a frame it might know but XDP does not
+	 * (or would not take in software) is software's from there on.
+	 */
+	if (meta->ft_order < verdict_order && meta->ft_order < undecided) {
+		switch (ft_classify(ctx, &keys->flow, &flow)) {
+		case FT_HIT:
+			verdict_order = meta->ft_order;
+			break;
+		case FT_UNSURE:
+			undecided = meta->ft_order;
+			break;
+		}
+	}
+	if (undecided != NO_MATCH && undecided < verdict_order)
+		return XDP_PASS;
+	/* A filter only software runs comes before the verdict. */
+	if (verdict_order != NO_MATCH && verdict_order >= meta->software_from)
+		return XDP_PASS;
+
+	/* Bytes from the network header on, as the stack counts them. */
+	len = (__u64)ctx->data_end - ctx->data - ETH_HLEN -
+	      (f->flags & XDPOFF_F_VLAN ? 4 : 0);	/* 64-bit: no truncation */
+	v &= XDPOFF_MAX_STAGES - 1;
+	if (verdict_order == NO_MATCH)
+		act = XDPOFF_ACT_PASS;
+	else if (flow && verdict_order == meta->ft_order)
+		act = ACT_FLOW;
+	else
+		act = INFO_ACTION(best->info[v]);
+
+	if (act == XDPOFF_ACT_REDIRECT && INFO_REWRITE(best->info[v])) {
+		struct xdpoff_rule_val *val = NULL;
+		struct xdpoff_mask *m;
+		__u32 slot = INFO_MASK(best->info[v]);
+
+		m = bpf_map_lookup_elem(&xdpoff_masks, &slot);
+		if (m)
+			val = lookup_rule(f, m, slot, index_mask, key);
+		/* The rule went away meanwhile, or no room to edit. */
+		if (!val || val->order != verdict_order || rewrite(ctx, val))
+			act = XDPOFF_ACT_SOFTWARE;
+	}
+
+	/*
+	 * Count the rules software would have met on the way; they are
+	 * consumed when XDP takes the frame away from software.
+	 */
+	for (i = 0; i < XDPOFF_MAX_STAGES && i < nr_stages; i++)
+		if (best->order[i] != NO_MATCH && best->order[i] <= verdict_order)
+			count(best->slot[i], len, act == XDPOFF_ACT_DROP ||
+			      act == XDPOFF_ACT_REDIRECT || act == ACT_FLOW);
+
+	switch (act) {
+	case XDPOFF_ACT_DROP:
+		return XDP_DROP;
+	case XDPOFF_ACT_REDIRECT:
+		return bpf_redirect(best->ifindex[v], 0);
+	case ACT_FLOW:
+		if (!flow)
+			return XDP_PASS;
+		if (ft_edit(ctx, flow))
+			return XDP_PASS;
+		ft_count(flow, len);
+		return bpf_redirect(flow->ifindex, 0);
+	}
+	return XDP_PASS;
+}
+
 /*
  * Its place in libxdp's dispatcher (`xdpoff attach` without --no-libxdp):
  * XDPOFF_RUN_PRIO, and only a frame it passes goes on to the next program.
@@ -824,17 +938,13 @@ struct {
 SEC("xdp")
 int xdpoff_xdp(struct xdp_md *ctx)
 {
-	__u64 verdict_order = NO_MATCH, undecided = NO_MATCH, len;
 	struct xdpoff_flow_val *flow = NULL;
 	struct xdpoff_fields f = {};
-	union {
-		__u32			rule;
-		struct xdpoff_flow_key	flow;
-	} keys;
+	union scratch_keys keys;
 	__u32 *key = &keys.rule;
 	struct xdpoff_meta *meta;
 	struct stage_best best;
-	__u32 zero = 0, i, nr_stages, v = 0, act;
+	__u32 zero = 0, i, nr_stages;
 	__u64 mi, nr;	/* 64-bit: no zero extension at every turn of the loop */
 	__u32 index_mask;
 	long unknown;	/* as xdpoff_parse() returns it: no sign extension */
@@ -864,9 +974,20 @@ int xdpoff_xdp(struct xdp_md *ctx)
 	if (unknown < 0)
 		return XDP_PASS;
 
-	for (i = 0; i < XDPOFF_MAX_STAGES; i++) {
-		best.order[i] = NO_MATCH;
-		best.unknown[i] = NO_MATCH;
+	/*
+	 * Stages are bound from 0 up: with one (one chain or tc block, the
+	 * common case) only stage 0 holds rules.  The table is set up for
+	 * the stages decide() reads, and the count is read once for both: a
+	 * mask of a stage being bound meanwhile writes where no one reads.
+	 */
+	nr_stages = ((volatile struct xdpoff_meta *)meta)->nr_stages;
+	best.order[0] = NO_MATCH;
+	best.unknown[0] = NO_MATCH;
+	if (nr_stages > 1) {
+		for (i = 1; i < XDPOFF_MAX_STAGES; i++) {
+			best.order[i] = NO_MATCH;
+			best.unknown[i] = NO_MATCH;
+		}
 	}
 
 	for (mi = 0; mi < XDPOFF_MAX_MASKS && mi < nr; mi++) {
@@ -902,100 +1023,9 @@ int xdpoff_xdp(struct xdp_md *ctx)
 		}
 	}
 
-	/*
-	 * Stages are bound from 0 up: with one (one chain or tc block, the
-	 * common case) the loops below look at stage 0 only.  Either 1 or
-	 * all: a bound the verifier knows, so it walks each loop once per
-	 * value and not once per possible exit.
-	 */
-	nr_stages = meta->nr_stages <= 1 ? 1 : XDPOFF_MAX_STAGES;
-
-	/*
-	 * Stages run in order: the earliest stage whose best rule is final
-	 * (drop, fwd, software) decides; accept ends only its own stage.  A
-	 * stage where a rule XDP could not evaluate may come first is
-	 * undecided, and so is the frame if that stage runs before the
-	 * deciding one (the orders of two stages never interleave).
-	 */
-	for (i = 0; i < XDPOFF_MAX_STAGES && i < nr_stages; i++) {
-		if (best.unknown[i] < best.order[i]) {
-			if (best.unknown[i] < undecided)
-				undecided = best.unknown[i];
-			continue;
-		}
-		if (best.order[i] != NO_MATCH &&
-		    INFO_ACTION(best.info[i]) != XDPOFF_ACT_PASS &&
-		    best.order[i] < verdict_order) {
-			verdict_order = best.order[i];
-			v = i;
-		}
-	}
-	/*
-	 * The flowtable's hook, at its place among the rules: it forwards a
-	 * frame of an offloaded flow; a frame it might know but XDP does not
-	 * (or would not take in software) is software's from there on.
-	 */
-	if (meta->ft_order < verdict_order && meta->ft_order < undecided) {
-		switch (ft_classify(ctx, &keys.flow, &flow)) {
-		case FT_HIT:
-			verdict_order = meta->ft_order;
-			break;
-		case FT_UNSURE:
-			undecided = meta->ft_order;
-			break;
-		}
-	}
-	if (undecided != NO_MATCH && undecided < verdict_order)
-		return XDP_PASS;
-	/* A filter only software runs comes before the verdict. */
-	if (verdict_order != NO_MATCH && verdict_order >= meta->software_from)
-		return XDP_PASS;
-
-	/* Bytes from the network header on, as the stack counts them. */
-	len = ctx->data_end - ctx->data - ETH_HLEN -
-	      (f.flags & XDPOFF_F_VLAN ? 4 : 0);
-	v &= XDPOFF_MAX_STAGES - 1;
-	if (verdict_order == NO_MATCH)
-		act = XDPOFF_ACT_PASS;
-	else if (flow && verdict_order == meta->ft_order)
-		act = ACT_FLOW;
-	else
-		act = INFO_ACTION(best.info[v]);
-
-	if (act == XDPOFF_ACT_REDIRECT && INFO_REWRITE(best.info[v])) {
-		struct xdpoff_rule_val *val = NULL;
-		struct xdpoff_mask *m;
-		__u32 slot = INFO_MASK(best.info[v]);
-
-		m = bpf_map_lookup_elem(&xdpoff_masks, &slot);
-		if (m)
-			val = lookup_rule(&f, m, slot, index_mask, key);
-		/* The rule went away meanwhile, or no room to edit. */
-		if (!val || val->order != verdict_order || rewrite(ctx, val))
-			act = XDPOFF_ACT_SOFTWARE;
-	}
-
-	/*
-	 * Count the rules software would have met on the way; they are
-	 * consumed when XDP takes the frame away from software.
-	 */
-	for (i = 0; i < XDPOFF_MAX_STAGES && i < nr_stages; i++)
-		if (best.order[i] != NO_MATCH && best.order[i] <= verdict_order)
-			count(best.slot[i], len, act == XDPOFF_ACT_DROP ||
-			      act == XDPOFF_ACT_REDIRECT || act == ACT_FLOW);
-
-	switch (act) {
-	case XDPOFF_ACT_DROP:
-		return XDP_DROP;
-	case XDPOFF_ACT_REDIRECT:
-		return bpf_redirect(best.ifindex[v], 0);
-	case ACT_FLOW:
-		if (!flow)
-			return XDP_PASS;
-		if (ft_edit(ctx, flow))
-			return XDP_PASS;
-		ft_count(flow, len);
-		return bpf_redirect(flow->ifindex, 0);
-	}
-	return XDP_PASS;
+	/* One stage: decide() built for it, without the loops over stages. */
+	if (nr_stages <= 1)
+		return decide(ctx, meta, &f, &best, &keys, index_mask, 1);
+	return decide(ctx, meta, &f, &best, &keys, index_mask,
+		      XDPOFF_MAX_STAGES);
 }
