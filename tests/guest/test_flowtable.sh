@@ -52,9 +52,9 @@ router_up
 check "xdpoff attach eth1" "$XDPOFF" attach eth1
 check "xdpoff attach eth2" "$XDPOFF" attach eth2
 
-ip netns exec "$SRV" $FT udp-echo 0.0.0.0 7 & PIDS+=($!)
-ip netns exec "$SRV" $FT udp-echo :: 7 & PIDS+=($!)
-ip netns exec "$SRV" $FT tcp-sink 0.0.0.0 5001 & PIDS+=($!)
+serve udp-echo 0.0.0.0 7
+serve udp-echo :: 7
+serve tcp-sink 0.0.0.0 5001
 
 check "a flowtable with flags offload on eth1 and eth2 commits" nft -f - <<'EOT'
 flush ruleset
@@ -378,9 +378,9 @@ table ip nat {
 	}
 }
 EOT
-	ip netns exec "$SRV" $FT udp-echo 0.0.0.0 9 & local e4=$!
-	ip netns exec "$SRV" $FT udp-echo :: 9 & local e6=$!
-	sleep 1
+	local e4 e6
+	serve udp-echo 0.0.0.0 9; e4=$SERVED
+	serve udp-echo :: 9; e6=$SERVED
 	while read -r name ca cp sa sp ra len; do
 		ip netns exec "$CLI" $FT udp-ping "$ca" "$cp" "$sa" "$sp" 3 >/dev/null
 	done <<<"$FLOWS4

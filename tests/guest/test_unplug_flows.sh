@@ -36,7 +36,7 @@ EOT
 load_module
 router_up
 check "xdpoff attach eth1 and eth2" sh -c "$XDPOFF attach eth1 && $XDPOFF attach eth2"
-ip netns exec "$SRV" $FT udp-echo 0.0.0.0 7 & PIDS+=($!)
+serve udp-echo 0.0.0.0 7
 check "an offloaded flowtable on eth1 and eth2" ruleset
 
 out=$(ip netns exec "$CLI" $FT udp-ping 10.1.0.2 40001 10.2.0.2 7 5)

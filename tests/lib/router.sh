@@ -41,6 +41,30 @@ router_up() {
 	router_addr eth2 10.2.0.1/24 fd02::1/64
 }
 
+# bound PROTO ADDR PORT: a socket of $SRV listens on PORT (udp or tcp) in
+# ADDR's family.
+bound() {
+	local fam=-4
+
+	case $2 in *:*) fam=-6 ;; esac
+	[ -n "$(ip netns exec "$SRV" ss -Hln "--$1" $fam "sport = :$3")" ]
+}
+
+# serve KIND ADDR PORT: a flowtraffic.py server (udp-echo, tcp-sink) in
+# $SRV, in the background (into PIDS, and SERVED), back once its socket
+# is bound: a datagram that came before would be answered by an ICMP
+# port unreachable, and its echo lost.
+serve() {
+	ip netns exec "$SRV" $FT "$1" "$2" "$3" &
+	SERVED=$!
+	PIDS+=($SERVED)
+	local proto=udp
+
+	[ "$1" = tcp-sink ] && proto=tcp
+	WAIT_TIMEOUT=30 wait_for bound $proto "$2" "$3" ||
+		echo "# serve: $1 $2 $3 not bound after 30 s"
+}
+
 router_down() {
 	local p
 	for p in "${PIDS[@]}"; do
