@@ -4,7 +4,8 @@
 
   insnprof.py jit ID OUT       (guest) write BPF program ID's JIT image to
                                OUT; print "@func ADDR LEN OFFSET" for each
-                               of its functions
+                               of its functions, and "@verified N": the
+                               instructions its verifier processed
   insnprof.py annotate LOG     (host) the image of LOG disassembled
                                (objdump), each instruction with its
                                executions per test run; then the total
@@ -31,6 +32,7 @@ INFO_SIZE = 232
 OFF_JITED_LEN, OFF_JITED_INSNS = 16, 24
 OFF_NR_KSYMS, OFF_NR_FUNC_LENS = 104, 108
 OFF_KSYMS, OFF_FUNC_LENS = 112, 120
+OFF_VERIFIED_INSNS = 216
 
 
 def bpf(cmd, attr):
@@ -70,6 +72,7 @@ def jit(prog_id, out):
     for addr, n in zip(ksyms, lens):
         print('@func %x %d %d' % (addr, n, off))
         off += n
+    print('@verified %d' % struct.unpack_from('=I', raw, OFF_VERIFIED_INSNS))
 
 
 def annotate(log):
@@ -85,7 +88,8 @@ def annotate(log):
                 image = bytes(int(h, 16) for h in w[1:])
             elif w[0] == '@ip':
                 samples[int(w[1], 16)] = int(w[2])
-            elif w[0].startswith('classify') or w[0] in ('@period', '@repeat'):
+            elif w[0].startswith('classify') or w[0] in ('@period', '@repeat',
+                                                       '@verified'):
                 head.append(line.rstrip())
     if not funcs or not image:
         sys.exit('insnprof.py: %s holds no JIT image (@func, @jit lines)' % log)
