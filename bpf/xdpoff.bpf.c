@@ -73,11 +73,19 @@ struct {
 } xdpoff_filter SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, XDPOFF_DEFAULT_MAX_FLOWS);
-	__type(key, struct xdpoff_flow_key_btf);
-	__type(value, struct xdpoff_flow_val_btf);
+	__type(key, __u32);
+	__type(value, struct xdpoff_flow_entry_btf);
 } xdpoff_flows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	/* xdpoff_index_buckets(XDPOFF_DEFAULT_MAX_FLOWS) */
+	__uint(max_entries, XDPOFF_DEFAULT_MAX_FLOWS);
+	__type(key, __u32);
+	__type(value, struct xdpoff_bucket);
+} xdpoff_flow_index SEC(".maps");
 
 _Static_assert(sizeof(struct xdpoff_fields) % sizeof(__u64) == 0,
 	       "xdpoff_fields must be a whole number of 64-bit words");
@@ -95,6 +103,16 @@ _Static_assert((XDPOFF_MAX_STAGES & (XDPOFF_MAX_STAGES - 1)) == 0,
 	       "XDPOFF_MAX_STAGES must be a power of two");
 _Static_assert((XDPOFF_DEFAULT_MAX_RULES & (XDPOFF_DEFAULT_MAX_RULES - 1)) == 0,
 	       "xdpoff_index's default size assumes a power of two");
+_Static_assert((XDPOFF_DEFAULT_MAX_FLOWS & (XDPOFF_DEFAULT_MAX_FLOWS - 1)) == 0,
+	       "xdpoff_flow_index's default size assumes a power of two");
+_Static_assert(__builtin_offsetof(struct xdpoff_flow_entry, val.dmac) % 8 == 0 &&
+	       __builtin_offsetof(struct xdpoff_flow_val, smac) == ETH_ALEN,
+	       "ft_edit_frame() copies dmac and smac as a u64 and a u32");
+_Static_assert(__builtin_offsetof(struct xdpoff_flow_entry, key.family) == 36,
+	       "tests/lib/bpfmap.py reads a flow's family there");
+_Static_assert(__builtin_offsetof(struct xdpoff_flow_key, dport) ==
+	       __builtin_offsetof(struct xdpoff_flow_key, sport) + 2,
+	       "ft_classify() compares the ports as one 32-bit word");
 
 #define IP_OFFSET	0x1fff
 #define IP_MF		0x2000
@@ -337,6 +355,29 @@ static __always_inline long xdpoff_parse(struct xdp_md *ctx,
 		/* fallthrough */
 
 /*
+ * The slot the entry of @h in bucket @b names, into *@key: 0, or -1 if
+ * the bucket has none (the index and the flow index alike).
+ */
+static __always_inline int bucket_slot(const struct xdpoff_bucket *b,
+				       __u64 h, __u32 *key)
+{
+	__u64 e;
+	int i;
+
+#pragma unroll
+	for (i = 0; i < XDPOFF_INDEX_WAYS; i++) {
+		e = b->entry[i];
+		/* A free entry (0) matches no hash: no key has a tag of 0. */
+		if ((e ^ h) <= XDPOFF_INDEX_SLOT)
+			break;
+	}
+	if (i == XDPOFF_INDEX_WAYS)
+		return -1;
+	*key = (__u32)(e & XDPOFF_INDEX_SLOT) - 1;
+	return 0;
+}
+
+/*
  * The rule of mask @m (in @slot) that matches @f, if any: the hash of only
  * the words @m uses, its bit in the slot's filter, the rule's slot from
  * the hash's bucket of the index, then those words compared with the
@@ -359,9 +400,8 @@ lookup_rule(const struct xdpoff_fields *f, const struct xdpoff_mask *m,
 	struct xdpoff_bucket *b;
 	struct xdpoff_rule_val *val;
 	const __u64 *v;
-	__u64 h, e, mw, *bits;
+	__u64 h, mw, *bits;
 	__u32 idx;
-	int i;
 
 	h = m->hash_start;
 	switch (XDPOFF_WORDS_LAST(*words)) {
@@ -375,18 +415,8 @@ lookup_rule(const struct xdpoff_fields *f, const struct xdpoff_mask *m,
 		return NULL;
 	*key = (__u32)h & index_mask;
 	b = bpf_map_lookup_elem(&xdpoff_index, key);
-	if (!b)
+	if (!b || bucket_slot(b, h, key))
 		return NULL;
-#pragma unroll
-	for (i = 0; i < XDPOFF_INDEX_WAYS; i++) {
-		e = b->entry[i];
-		/* A free entry (0) matches no key: no rule has a tag of 0. */
-		if ((e ^ h) <= XDPOFF_INDEX_SLOT)
-			break;
-	}
-	if (i == XDPOFF_INDEX_WAYS)
-		return NULL;
-	*key = (__u32)(e & XDPOFF_INDEX_SLOT) - 1;
 	val = bpf_map_lookup_elem(&xdpoff_rules, key);
 	if (!val || val->mask_id != m->id)
 		return NULL;
@@ -595,61 +625,72 @@ static __always_inline void l4_csum16(__u16 *sum, int udp, const __u32 *from,
 #define FT_UNSURE	1	/* software looks it up: maybe a flow XDP lacks */
 #define FT_HIT		2	/* an offloaded flow the fast path takes */
 
+/* The headers of a frame ft_classify() found a flow for. */
+struct ft_frame {
+	struct iphdr	*iph;		/* IPv4, or */
+	struct ipv6hdr	*ip6h;		/* IPv6 */
+	__u16		*l4;		/* sport, dport, ... */
+	__u16		*csum;		/* the transport checksum */
+	int		udp;
+};
+
 /*
  * A frame the flowtable could forward: untagged IPv4 without options or
  * fragmentation, or IPv6, TCP or UDP behind it, the TTL / hop limit above
  * 1, the transport header whole.  Tagged and PPPoE frames, and GRE, are
- * left to software: XDP holds no such flow, but software may.  @key is
- * the caller's scratch space.
+ * left to software: XDP holds no such flow, but software may.  The flow
+ * is looked up as lookup_rule() looks a rule up, its tuple hashed and
+ * compared straight from the headers; @key is the caller's scratch space
+ * (a u32 for the lookups).  FT_HIT: the flow in *@valp, and the headers
+ * in *@fr if @fr (the pointers kept on the stack through decide()'s
+ * paths would cost the verifier too many states: ft_edit() finds them
+ * again).
  */
 static __always_inline int ft_classify(struct xdp_md *ctx,
-				       struct xdpoff_flow_key *key,
-				       struct xdpoff_flow_val **valp)
+				       const struct xdpoff_meta *meta,
+				       __u32 *key,
+				       struct xdpoff_flow_val **valp,
+				       struct ft_frame *fr)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
 	struct ethhdr *eth = data;
-	struct xdpoff_flow_val *val;
-	__u32 hdrsize;
-	__u16 *ports;
+	struct xdpoff_flow_entry *fe;
+	struct ipv6hdr *ip6h = NULL;
+	struct iphdr *iph = NULL;
+	struct xdpoff_bucket *b;
+	__u32 hdrsize, ports;
+	__u64 h;
+	__u8 proto, family;
 	void *l4;
-	__u8 proto;
 
-	__builtin_memset(key, 0, sizeof(*key));
+	/*
+	 * @family, not whether iph is set, tells the two apart: to the
+	 * verifier a packet pointer may be NULL, and the other one is not
+	 * a pointer on that path.
+	 */
 	if ((void *)(eth + 1) > data_end)
 		return FT_NONE;
 	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
-		struct iphdr *iph = (void *)(eth + 1);
-
+		family = XDPOFF_F_IPV4;
+		iph = (void *)(eth + 1);
 		if ((void *)(iph + 1) > data_end)
 			return FT_NONE;
 		if (iph->ihl != 5 ||
 		    (iph->frag_off & bpf_htons(IP_MF | IP_OFFSET)))
 			return FT_NONE;
 		proto = iph->protocol;
-		if (proto != IPPROTO_TCP && proto != IPPROTO_UDP &&
-		    proto != IPPROTO_GRE)
-			return FT_NONE;
 		if (iph->ttl <= 1)
 			return FT_NONE;
-		key->family = XDPOFF_F_IPV4;
-		key->saddr[0] = iph->saddr;
-		key->daddr[0] = iph->daddr;
 		l4 = iph + 1;
 	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
-		struct ipv6hdr *ip6h = (void *)(eth + 1);
-
+		family = XDPOFF_F_IPV6;
+		ip6h = (void *)(eth + 1);
 		if ((void *)(ip6h + 1) > data_end)
 			return FT_NONE;
 		proto = ip6h->nexthdr;
-		if (proto != IPPROTO_TCP && proto != IPPROTO_UDP &&
-		    proto != IPPROTO_GRE)
-			return FT_NONE;
 		if (ip6h->hop_limit <= 1)
 			return FT_NONE;
-		key->family = XDPOFF_F_IPV6;
-		__builtin_memcpy(key->saddr, &ip6h->saddr, sizeof(key->saddr));
-		__builtin_memcpy(key->daddr, &ip6h->daddr, sizeof(key->daddr));
 		l4 = ip6h + 1;
 	} else if (is_tpid(eth->h_proto) ||
 		   eth->h_proto == bpf_htons(ETH_P_PPP_SES)) {
@@ -662,24 +703,50 @@ static __always_inline int ft_classify(struct xdp_md *ctx,
 		hdrsize = sizeof(struct tcphdr);
 	} else if (proto == IPPROTO_UDP) {
 		hdrsize = sizeof(struct udphdr);
-	} else {
+	} else if (proto == IPPROTO_GRE) {
 		/* GRE version 0; a GRE header is 4 bytes at least */
 		if (l4 + 4 > data_end)
 			return FT_NONE;
 		return (*(__u8 *)(l4 + 1) & 7) ? FT_NONE : FT_UNSURE;
+	} else {
+		return FT_NONE;
 	}
 	if (l4 + hdrsize > data_end)
 		return FT_NONE;
+	ports = *(__u32 *)l4;
 
-	ports = l4;
-	key->proto = proto;
-	key->sport = ports[0];
-	key->dport = ports[1];
-	val = bpf_map_lookup_elem(&xdpoff_flows, key);
-	if (!val)
+	if (family == XDPOFF_F_IPV4)
+		h = xdpoff_flow_hash4(meta->seed, iph->saddr, iph->daddr,
+				      ports, proto);
+	else
+		h = xdpoff_flow_hash6(meta->seed, (__u64 *)&ip6h->saddr,
+				      (__u64 *)&ip6h->daddr, ports, proto);
+	*key = (__u32)h & meta->flow_index_mask;
+	b = bpf_map_lookup_elem(&xdpoff_flow_index, key);
+	if (!b || bucket_slot(b, h, key))
 		return FT_UNSURE;
+	fe = bpf_map_lookup_elem(&xdpoff_flows, key);
+	if (!fe)
+		return FT_UNSURE;
+	/* The tuple itself: a hash is not proof, and the entry may be going. */
+	if (*(__u32 *)&fe->key.sport != ports || fe->key.proto != proto ||
+	    fe->key.family != family)
+		return FT_UNSURE;
+	if (family == XDPOFF_F_IPV4) {
+		if (fe->key.saddr[0] != iph->saddr ||
+		    fe->key.daddr[0] != iph->daddr)
+			return FT_UNSURE;
+	} else {
+		const __u64 *k = (const __u64 *)fe->key.saddr;
+		const __u64 *a = (const __u64 *)&ip6h->saddr;
+
+		/* saddr, daddr: adjacent in both */
+		if (k[0] != a[0] || k[1] != a[1] || k[2] != a[2] ||
+		    k[3] != a[3])
+			return FT_UNSURE;
+	}
 	/* Over the route's MTU; a FIN or RST (software tears down). */
-	if (data_end - data - ETH_HLEN > val->mtu)
+	if (data_end - data - ETH_HLEN > fe->val.mtu)
 		return FT_UNSURE;
 	/*
 	 * The bound again: the compiler may keep hdrsize and proto apart,
@@ -693,18 +760,15 @@ static __always_inline int ft_classify(struct xdp_md *ctx,
 		if (th->fin || th->rst)
 			return FT_UNSURE;
 	}
-	*valp = val;
+	if (fr) {
+		fr->iph = iph;
+		fr->ip6h = ip6h;
+		fr->l4 = l4;
+		fr->udp = proto == IPPROTO_UDP;
+	}
+	*valp = &fe->val;
 	return FT_HIT;
 }
-
-/* The headers of a frame ft_classify() found a flow for. */
-struct ft_frame {
-	struct iphdr	*iph;
-	struct ipv6hdr	*ip6h;
-	__u16		*l4;		/* sport, dport, ... */
-	__u16		*csum;		/* the transport checksum */
-	int		udp;
-};
 
 /* One NAT side: the port, then the address, as nf_flow_nat_ip(v6)() do. */
 static __always_inline void ft_nat_side(struct ft_frame *fr,
@@ -737,44 +801,39 @@ static __always_inline void ft_nat_side(struct ft_frame *fr,
 }
 
 /*
- * NAT, TTL / hop limit, MAC addresses: nf_flow_offload_ip(v6)_hook().
- * Its own frame: the classifier's stack is not live any more.  Returns -1
- * if the frame is not what ft_classify() saw (it cannot be).
+ * NAT, TTL / hop limit, MAC addresses of the frame ft_classify() took,
+ * whose headers @fr holds: nf_flow_offload_ip(v6)_hook().  Returns -1 if
+ * the frame is not what ft_classify() saw (it cannot be).
  */
-static __noinline int ft_edit(struct xdp_md *ctx,
-			      const struct xdpoff_flow_val *val)
+static __always_inline int ft_edit_frame(struct xdp_md *ctx,
+					 struct ft_frame *fr,
+					 const struct xdpoff_flow_val *val)
 {
-	void *data_end = (void *)(long)ctx->data_end;
+	/*
+	 * The bounds again, against data_end read anew: the compiler would
+	 * drop checks ft_classify() made, and the verifier may see the TCP
+	 * checksum on a path where only a UDP header was checked.
+	 */
+	void *data_end = (void *)(long)((volatile struct xdp_md *)ctx)->data_end;
 	struct ethhdr *eth = (void *)(long)ctx->data;
-	struct ft_frame frame = {}, *fr = &frame;
 	__u32 check;
-	void *l4;
+	void *data;
 
 	if (!val || (void *)(eth + 1) > data_end)
 		return -1;
-	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
-		fr->iph = (void *)(eth + 1);
-		l4 = fr->iph + 1;
-		if (l4 > data_end)
-			return -1;
-		fr->udp = fr->iph->protocol == IPPROTO_UDP;
-	} else {
-		fr->ip6h = (void *)(eth + 1);
-		l4 = fr->ip6h + 1;
-		if (l4 > data_end)
-			return -1;
-		fr->udp = fr->ip6h->nexthdr == IPPROTO_UDP;
-	}
 	if (fr->udp) {
-		if (l4 + sizeof(struct udphdr) > data_end)
+		struct udphdr *uh = (void *)fr->l4;
+
+		if ((void *)(uh + 1) > data_end)
 			return -1;
-		fr->csum = &((struct udphdr *)l4)->check;
+		fr->csum = &uh->check;
 	} else {
-		if (l4 + sizeof(struct tcphdr) > data_end)
+		struct tcphdr *th = (void *)fr->l4;
+
+		if ((void *)(th + 1) > data_end)
 			return -1;
-		fr->csum = &((struct tcphdr *)l4)->check;
+		fr->csum = &th->check;
 	}
-	fr->l4 = l4;
 
 	if (val->nat & XDPOFF_NAT_DST_FIRST) {
 		if (val->nat & XDPOFF_NAT_DST)
@@ -797,26 +856,55 @@ static __noinline int ft_edit(struct xdp_md *ctx,
 	} else if (fr->ip6h) {
 		fr->ip6h->hop_limit--;
 	}
-	__builtin_memcpy(eth->h_dest, val->dmac, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, val->smac, ETH_ALEN);
+	/*
+	 * dmac and smac, 12 bytes in both: words, not bytes (through a
+	 * void pointer: clang writes a packed struct's u64 byte by byte).
+	 */
+	data = eth;
+	*(__u64 *)data = *(const __u64 *)val->dmac;
+	*(__u32 *)(data + 8) = *(const __u32 *)(val->dmac + 8);
 	return 0;
+}
+
+/*
+ * ft_edit_frame() for decide(), in a frame of its own (decide()'s stack
+ * is full): the headers found again.
+ */
+static __noinline int ft_edit(struct xdp_md *ctx,
+			      const struct xdpoff_flow_val *val)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = (void *)(long)ctx->data;
+	struct ft_frame frame = {}, *fr = &frame;
+
+	if ((void *)(eth + 1) > data_end)
+		return -1;
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		fr->iph = (void *)(eth + 1);
+		fr->l4 = (void *)(fr->iph + 1);
+		if ((void *)(fr->iph + 1) > data_end)
+			return -1;
+		fr->udp = fr->iph->protocol == IPPROTO_UDP;
+	} else {
+		fr->ip6h = (void *)(eth + 1);
+		fr->l4 = (void *)(fr->ip6h + 1);
+		if ((void *)(fr->ip6h + 1) > data_end)
+			return -1;
+		fr->udp = fr->ip6h->nexthdr == IPPROTO_UDP;
+	}
+	return ft_edit_frame(ctx, fr, val);
 }
 
 static __always_inline void ft_count(struct xdpoff_flow_val *val, __u64 len)
 {
 	__sync_fetch_and_add(&val->packets, 1);
 	__sync_fetch_and_add(&val->bytes, len);
-	val->last_ns = bpf_ktime_get_coarse_ns();
+	/* jiffies, as lastused wants them: a load once the verifier inlines it */
+	val->last_used = bpf_jiffies64();
 }
 
 /* Not one of enum xdpoff_action: the flowtable forwards. */
 #define ACT_FLOW	0x100
-
-/* The lookups' keys, on the stack once: a rule's slot or a flow's tuple. */
-union scratch_keys {
-	__u32			rule;
-	struct xdpoff_flow_key	flow;
-};
 
 /*
  * What the frame's best rules of each stage, and the flowtable, decide.
@@ -828,12 +916,11 @@ static __always_inline int decide(struct xdp_md *ctx,
 				  const struct xdpoff_meta *meta,
 				  const struct xdpoff_fields *f,
 				  const struct stage_best *best,
-				  union scratch_keys *keys, __u32 index_mask,
+				  __u32 *key, __u32 index_mask,
 				  const __u32 nr_stages)
 {
 	__u64 verdict_order = NO_MATCH, undecided = NO_MATCH, len;
 	struct xdpoff_flow_val *flow = NULL;
-	__u32 *key = &keys->rule;
 	__u32 i, v = 0, act;
 
 	/*
@@ -862,7 +949,7 @@ static __always_inline int decide(struct xdp_md *ctx,
 	 * (or would not take in software) is software's from there on.
 	 */
 	if (meta->ft_order < verdict_order && meta->ft_order < undecided) {
-		switch (ft_classify(ctx, &keys->flow, &flow)) {
+		switch (ft_classify(ctx, meta, key, &flow, NULL)) {
 		case FT_HIT:
 			verdict_order = meta->ft_order;
 			break;
@@ -939,9 +1026,9 @@ SEC("xdp")
 int xdpoff_xdp(struct xdp_md *ctx)
 {
 	struct xdpoff_flow_val *flow = NULL;
-	struct xdpoff_fields f = {};
-	union scratch_keys keys;
-	__u32 *key = &keys.rule;
+	struct xdpoff_fields f;		/* zeroed past the flowtable's path */
+	struct ft_frame fr;
+	__u32 scratch, *key = &scratch;	/* the lookups' key, on the stack once */
 	struct xdpoff_meta *meta;
 	struct stage_best best;
 	__u32 zero = 0, i, nr_stages;
@@ -962,14 +1049,15 @@ int xdpoff_xdp(struct xdp_md *ctx)
 		 * header, which xdpoff_parse() never leaves alone.
 		 */
 		if (meta->ft_order >= meta->software_from ||
-		    ft_classify(ctx, &keys.flow, &flow) != FT_HIT ||
-		    ft_edit(ctx, flow))
+		    ft_classify(ctx, meta, key, &flow, &fr) != FT_HIT ||
+		    ft_edit_frame(ctx, &fr, flow))
 			return XDP_PASS;
 		ft_count(flow, ctx->data_end - ctx->data - ETH_HLEN);
 		return bpf_redirect(flow->ifindex, 0);
 	}
 
 	index_mask = meta->index_mask;
+	__builtin_memset(&f, 0, sizeof(f));
 	unknown = xdpoff_parse(ctx, &f);
 	if (unknown < 0)
 		return XDP_PASS;
@@ -1025,7 +1113,7 @@ int xdpoff_xdp(struct xdp_md *ctx)
 
 	/* One stage: decide() built for it, without the loops over stages. */
 	if (nr_stages <= 1)
-		return decide(ctx, meta, &f, &best, &keys, index_mask, 1);
-	return decide(ctx, meta, &f, &best, &keys, index_mask,
+		return decide(ctx, meta, &f, &best, key, index_mask, 1);
+	return decide(ctx, meta, &f, &best, key, index_mask,
 		      XDPOFF_MAX_STAGES);
 }

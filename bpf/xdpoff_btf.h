@@ -115,7 +115,12 @@ struct xdpoff_flow_val_btf {
 	__u32	pad;
 	__u64	packets;
 	__u64	bytes;
-	__u64	last_ns;
+	__u64	last_used;
+};
+
+struct xdpoff_flow_entry_btf {
+	struct xdpoff_flow_key_btf	key;
+	struct xdpoff_flow_val_btf	val;
 };
 
 /* The same layout, field by field. */
@@ -200,8 +205,13 @@ XDPOFF_BTF_SAME(xdpoff_flow_val_btf, xdpoff_flow_val, mtu);
 XDPOFF_BTF_SAME(xdpoff_flow_val_btf, xdpoff_flow_val, pad);
 XDPOFF_BTF_SAME(xdpoff_flow_val_btf, xdpoff_flow_val, packets);
 XDPOFF_BTF_SAME(xdpoff_flow_val_btf, xdpoff_flow_val, bytes);
-XDPOFF_BTF_SAME(xdpoff_flow_val_btf, xdpoff_flow_val, last_ns);
+XDPOFF_BTF_SAME(xdpoff_flow_val_btf, xdpoff_flow_val, last_used);
 _Static_assert(sizeof(struct xdpoff_flow_val_btf) ==
 	       sizeof(struct xdpoff_flow_val), "flow value sizes differ");
+
+XDPOFF_BTF_SAME(xdpoff_flow_entry_btf, xdpoff_flow_entry, key);
+XDPOFF_BTF_SAME(xdpoff_flow_entry_btf, xdpoff_flow_entry, val);
+_Static_assert(sizeof(struct xdpoff_flow_entry_btf) ==
+	       sizeof(struct xdpoff_flow_entry), "flow entry sizes differ");
 
 #endif /* __XDPOFF_BTF_H */

@@ -50,6 +50,7 @@ enum {
 	XDPOFF_MAPI_FLOWS,
 	XDPOFF_MAPI_FILTER,
 	XDPOFF_MAPI_INDEX,
+	XDPOFF_MAPI_FLOW_INDEX,
 	XDPOFF_NR_MAPS,
 };
 
@@ -98,6 +99,7 @@ struct xdpoff_dev {
 	struct bpf_map		*flows;
 	struct bpf_map		*filter;
 	struct bpf_map		*index;
+	struct bpf_map		*flow_index;
 	u32			max_rules;
 	u32			max_flows;
 	u64			seed;		/* xdpoff_meta.seed */
@@ -140,6 +142,10 @@ struct xdpoff_dev {
 	DECLARE_HASHTABLE(flow_table, XDPOFF_FLOW_HASH_BITS); /* by cookie */
 	DECLARE_HASHTABLE(flow_keys, XDPOFF_FLOW_HASH_BITS); /* by map key */
 	u32			nr_flows;
+	/* Flow slots, max_flows bits each: as stats_used, slots_dirty. */
+	unsigned long		*flows_used;
+	unsigned long		*flows_dirty;
+	unsigned long		flows_gp;
 
 	struct dentry		*ddir;
 };
@@ -264,6 +270,8 @@ struct xdpoff_flow {
 	unsigned long		cookie;		/* the direction's tuple */
 	struct xdpoff_flow_key	key;
 	struct xdpoff_flow_val	val;		/* as installed */
+	u64			hash;		/* of key: its flow index entry */
+	u32			slot;		/* in the flows array */
 	struct xdpoff_dev	*out;		/* output device, referenced */
 	u64			reported_pkts;
 	u64			reported_bytes;
@@ -304,7 +312,6 @@ int xdpoff_map_update(struct bpf_map *map, const void *key,
 extern u32 xdpoff_fail_nth;
 extern u32 xdpoff_fail_permille;
 extern bool xdpoff_fault_armed;
-int xdpoff_map_delete(struct bpf_map *map, const void *key);
 void xdpoff_dev_hold(struct xdpoff_dev *xdev, bool hold);
 void xdpoff_dev_meta_sync(struct xdpoff_dev *xdev);
 int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
@@ -317,15 +324,17 @@ void xdpoff_filter_put(struct xdpoff_dev *xdev, u32 slot, u64 hash);
 void xdpoff_filter_free(struct xdpoff_dev *xdev);
 /* Two rule keys the maps cannot tell apart (same hash, or same index tag). */
 #define XDPOFF_MSG_COLLISION	"rule key hash collides with another rule"
-u64 *xdpoff_index_entry(struct xdpoff_dev *xdev, u64 hash, u32 slot);
-u64 *xdpoff_index_free_entry(struct xdpoff_dev *xdev, u64 hash,
-			     struct netlink_ext_ack *extack);
+u64 *xdpoff_index_entry(struct bpf_map *index, u64 hash, u32 slot);
+u64 *xdpoff_index_free_entry(struct bpf_map *index, u64 hash);
 void xdpoff_index_set(u64 *entry, u64 hash, u32 slot);
 struct xdpoff_rule_val *xdpoff_rule_elem(struct xdpoff_dev *xdev, u32 slot);
 int xdpoff_stats_alloc(struct xdpoff_dev *xdev, u32 *slot);
 void xdpoff_stats_free(struct xdpoff_dev *xdev, u32 slot);
 void xdpoff_stats_read(struct xdpoff_dev *xdev, u32 slot,
 		       struct xdpoff_stats *sum);
+struct xdpoff_flow_entry *xdpoff_flow_elem(struct xdpoff_dev *xdev, u32 slot);
+int xdpoff_flow_alloc(struct xdpoff_dev *xdev, u32 *slot);
+void xdpoff_flow_release(struct xdpoff_dev *xdev, u32 slot);
 
 /* xdpoff_debugfs.c */
 void xdpoff_debugfs_init(void);

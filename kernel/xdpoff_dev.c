@@ -80,9 +80,14 @@ int xdpoff_dev_attach(struct net_device *netdev,
 	xdev->seed = get_random_u64();
 	xdev->stats_used = bitmap_zalloc(xdev->max_rules, GFP_KERNEL);
 	xdev->slots_dirty = bitmap_zalloc(xdev->max_rules, GFP_KERNEL);
-	if (!xdev->stats_used || !xdev->slots_dirty) {
+	xdev->flows_used = bitmap_zalloc(xdev->max_flows, GFP_KERNEL);
+	xdev->flows_dirty = bitmap_zalloc(xdev->max_flows, GFP_KERNEL);
+	if (!xdev->stats_used || !xdev->slots_dirty || !xdev->flows_used ||
+	    !xdev->flows_dirty) {
 		bitmap_free(xdev->stats_used);
 		bitmap_free(xdev->slots_dirty);
+		bitmap_free(xdev->flows_used);
+		bitmap_free(xdev->flows_dirty);
 		kfree(xdev);
 		return -ENOMEM;
 	}
@@ -101,6 +106,7 @@ int xdpoff_dev_attach(struct net_device *netdev,
 	xdev->flows = maps[XDPOFF_MAPI_FLOWS];
 	xdev->filter = maps[XDPOFF_MAPI_FILTER];
 	xdev->index = maps[XDPOFF_MAPI_INDEX];
+	xdev->flow_index = maps[XDPOFF_MAPI_FLOW_INDEX];
 	xdev->generic = mode == XDPOFF_XDP_GENERIC;
 	xdev->prog_flags = prog_flags;
 	xdev->ifindex = netdev->ifindex;

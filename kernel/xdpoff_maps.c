@@ -30,8 +30,8 @@ static const struct xdpoff_map_spec xdpoff_map_specs[XDPOFF_NR_MAPS] = {
 	{ BPF_MAP_TYPE_PERCPU_ARRAY,
 	  sizeof(u32), sizeof(struct xdpoff_stats),
 	  KBUILD_MODNAME ": stats map has the wrong type, key or value size" },
-	{ BPF_MAP_TYPE_HASH,
-	  sizeof(struct xdpoff_flow_key), sizeof(struct xdpoff_flow_val),
+	{ BPF_MAP_TYPE_ARRAY,
+	  sizeof(u32), sizeof(struct xdpoff_flow_entry),
 	  KBUILD_MODNAME ": flows map has the wrong type, key or value size" },
 	{ BPF_MAP_TYPE_ARRAY,
 	  sizeof(u32), sizeof(u64),
@@ -39,6 +39,9 @@ static const struct xdpoff_map_spec xdpoff_map_specs[XDPOFF_NR_MAPS] = {
 	{ BPF_MAP_TYPE_ARRAY,
 	  sizeof(u32), sizeof(struct xdpoff_bucket),
 	  KBUILD_MODNAME ": index map has the wrong type, key or value size" },
+	{ BPF_MAP_TYPE_ARRAY,
+	  sizeof(u32), sizeof(struct xdpoff_bucket),
+	  KBUILD_MODNAME ": flow index map has the wrong type, key or value size" },
 };
 
 int xdpoff_maps_validate(struct bpf_map *maps[XDPOFF_NR_MAPS],
@@ -78,14 +81,22 @@ int xdpoff_maps_validate(struct bpf_map *maps[XDPOFF_NR_MAPS],
 		NL_SET_ERR_MSG_MOD(extack, "index map has the wrong size for the rules map");
 		return -EINVAL;
 	}
+	if (maps[XDPOFF_MAPI_FLOWS]->max_entries > XDPOFF_MAX_RULES_LIMIT) {
+		NL_SET_ERR_MSG_MOD(extack, "flows map is too large (16777215 slots at most)");
+		return -EINVAL;
+	}
+	if (maps[XDPOFF_MAPI_FLOW_INDEX]->max_entries !=
+	    xdpoff_index_buckets(maps[XDPOFF_MAPI_FLOWS]->max_entries)) {
+		NL_SET_ERR_MSG_MOD(extack, "flow index map has the wrong size for the flows map");
+		return -EINVAL;
+	}
 	return 0;
 }
 
 /*
- * The map ops expect to run like a BPF program: under RCU and on one CPU.
- * Hash map updates take the bucket lock themselves.
- */
-/*
+ * The map ops expect to run like a BPF program: under RCU and on one CPU
+ * (xdpoff_map_write()).
+ *
  * Fault injection, only while a rule is being installed: the fail_nth-th
  * map write from now fails with -EIO, once (debugfs fail_nth); each map
  * write fails with a probability of fail_permille / 1000 (debugfs
@@ -129,18 +140,6 @@ int xdpoff_map_update(struct bpf_map *map, const void *key,
 	return xdpoff_map_write(map, key, value, flags);
 }
 
-int xdpoff_map_delete(struct bpf_map *map, const void *key)
-{
-	int err;
-
-	migrate_disable();
-	rcu_read_lock();
-	err = map->ops->map_delete_elem(map, (void *)key);
-	rcu_read_unlock();
-	migrate_enable();
-	return err;
-}
-
 /* meta.software_from: the earliest tc filter left in software only. */
 static u64 xdpoff_dev_software_from(struct xdpoff_dev *xdev)
 {
@@ -169,6 +168,7 @@ static int xdpoff_meta_restore(struct xdpoff_dev *xdev)
 		.ft_order = xdev->hold ? XDPOFF_ORDER_NONE : xdev->ft_order,
 		.seed = xdev->seed,
 		.index_mask = xdev->index->max_entries - 1,
+		.flow_index_mask = xdev->flow_index->max_entries - 1,
 	};
 	u32 zero = 0;
 
@@ -411,18 +411,18 @@ static void xdpoff_stats_zero(struct xdpoff_dev *xdev, u32 slot)
 }
 
 /*
- * The index: bucket of @hash, entries written with one store each.  The
- * XDP program reads an entry, then the rules array element it names: the
- * element is written before the entry that names it (smp_wmb()), and a
- * slot an entry named is not written again until a grace period later
- * (xdpoff_stats_alloc()).
+ * The index, and the flow index: bucket of @hash, entries written with
+ * one store each.  The XDP program reads an entry, then the rules (flows)
+ * array element it names: the element is written before the entry that
+ * names it (smp_wmb()), and a slot an entry named is not written again
+ * until a grace period later (xdpoff_stats_alloc(), xdpoff_flow_alloc()).
  */
-static u64 *xdpoff_bucket(struct xdpoff_dev *xdev, u64 hash)
+static u64 *xdpoff_bucket(struct bpf_map *index, u64 hash)
 {
-	u32 idx = (u32)hash & (xdev->index->max_entries - 1);
+	u32 idx = (u32)hash & (index->max_entries - 1);
 	struct xdpoff_bucket *b;
 
-	b = xdev->index->ops->map_lookup_elem(xdev->index, &idx);
+	b = index->ops->map_lookup_elem(index, &idx);
 	return b ? b->entry : NULL;
 }
 
@@ -431,10 +431,10 @@ static u64 xdpoff_index_value(u64 hash, u32 slot)
 	return (hash & XDPOFF_INDEX_TAG) | (slot + 1);
 }
 
-/* The entry of @hash that names @slot. */
-u64 *xdpoff_index_entry(struct xdpoff_dev *xdev, u64 hash, u32 slot)
+/* The entry of @hash that names @slot, in @index. */
+u64 *xdpoff_index_entry(struct bpf_map *index, u64 hash, u32 slot)
 {
-	u64 *e = xdpoff_bucket(xdev, hash);
+	u64 *e = xdpoff_bucket(index, hash);
 	int i;
 
 	for (i = 0; e && i < XDPOFF_INDEX_WAYS; i++)
@@ -444,15 +444,14 @@ u64 *xdpoff_index_entry(struct xdpoff_dev *xdev, u64 hash, u32 slot)
 }
 
 /*
- * A free entry for @hash, which no installed rule's key has.  -EEXIST if
- * another key has its bucket and top bits (the program would find only
- * one of them), or if its top bits are 0, a free entry's; -ENOSPC if the
- * bucket is full.
+ * A free entry of @index for @hash, which no installed key has.  -EEXIST
+ * if another key has its bucket and top bits (the program would find
+ * only one of them), or if its top bits are 0, a free entry's; -ENOSPC
+ * if the bucket is full.
  */
-u64 *xdpoff_index_free_entry(struct xdpoff_dev *xdev, u64 hash,
-			     struct netlink_ext_ack *extack)
+u64 *xdpoff_index_free_entry(struct bpf_map *index, u64 hash)
 {
-	u64 *e = xdpoff_bucket(xdev, hash), *free = NULL;
+	u64 *e = xdpoff_bucket(index, hash), *free = NULL;
 	bool collides = !(hash & XDPOFF_INDEX_TAG);
 	int i;
 
@@ -464,16 +463,9 @@ u64 *xdpoff_index_free_entry(struct xdpoff_dev *xdev, u64 hash,
 		else
 			collides = !((e[i] ^ hash) & XDPOFF_INDEX_TAG);
 	}
-	if (collides) {
-		NL_SET_ERR_MSG_MOD(extack, XDPOFF_MSG_COLLISION);
+	if (collides)
 		return ERR_PTR(-EEXIST);
-	}
-	if (!free) {
-		NL_SET_ERR_MSG_MOD(extack,
-				   "rule index bucket is full (attach with a larger --max-rules)");
-		return ERR_PTR(-ENOSPC);
-	}
-	return free;
+	return free ?: ERR_PTR(-ENOSPC);
 }
 
 /* Publish @slot under @hash, after the writes of its element. */
@@ -530,6 +522,50 @@ void xdpoff_stats_free(struct xdpoff_dev *xdev, u32 slot)
 	clear_bit(slot, xdev->stats_used);
 	set_bit(slot, xdev->slots_dirty);
 	xdev->slots_gp = get_state_synchronize_rcu();
+}
+
+/* The flows array element of @slot, in place. */
+struct xdpoff_flow_entry *xdpoff_flow_elem(struct xdpoff_dev *xdev, u32 slot)
+{
+	return xdev->flows->ops->map_lookup_elem(xdev->flows, &slot);
+}
+
+/*
+ * A free flow slot.  One freed since the last grace period may still be
+ * read by frames in flight: those are taken last, after waiting for it.
+ */
+int xdpoff_flow_alloc(struct xdpoff_dev *xdev, u32 *slot)
+{
+	unsigned long bit;
+
+	for_each_clear_bit(bit, xdev->flows_used, xdev->max_flows)
+		if (!test_bit(bit, xdev->flows_dirty))
+			goto found;
+	bit = find_first_zero_bit(xdev->flows_used, xdev->max_flows);
+	if (bit >= xdev->max_flows)
+		return -ENOSPC;
+	cond_synchronize_rcu(xdev->flows_gp);
+	bitmap_zero(xdev->flows_dirty, xdev->max_flows);
+found:
+	set_bit(bit, xdev->flows_used);
+	*slot = bit;
+	return 0;
+}
+
+/*
+ * The element is free from here on: family 0, which no frame matches; the
+ * rest stays as it was for frames in flight, until the slot's next flow
+ * overwrites it whole.
+ */
+void xdpoff_flow_release(struct xdpoff_dev *xdev, u32 slot)
+{
+	struct xdpoff_flow_entry *e = xdpoff_flow_elem(xdev, slot);
+
+	if (e)
+		WRITE_ONCE(e->key.family, 0);
+	clear_bit(slot, xdev->flows_used);
+	set_bit(slot, xdev->flows_dirty);
+	xdev->flows_gp = get_state_synchronize_rcu();
 }
 
 void xdpoff_stats_read(struct xdpoff_dev *xdev, u32 slot,

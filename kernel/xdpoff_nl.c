@@ -6,6 +6,7 @@
  */
 
 #include <linux/bpf.h>
+#include <linux/jiffies.h>
 #include <linux/rtnetlink.h>
 #include <net/genetlink.h>
 #include <net/net_namespace.h>
@@ -29,6 +30,10 @@ static const struct nla_policy xdpoff_nl_policy[XDPOFF_ATTR_MAX + 1] = {
 	[XDPOFF_ATTR_XDP_MODE]	= NLA_POLICY_MAX(NLA_U32, XDPOFF_XDP_GENERIC),
 	[XDPOFF_ATTR_PROG_FLAGS] = NLA_POLICY_MASK(NLA_U32, XDPOFF_PROG_FLAGS_ALL),
 	[XDPOFF_ATTR_INDEX_FD]	= { .type = NLA_U32 },
+	[XDPOFF_ATTR_FLOW_INDEX_FD] = { .type = NLA_U32 },
+	[XDPOFF_ATTR_JIFFIES]	= { .type = NLA_REJECT },
+	[XDPOFF_ATTR_HZ]	= { .type = NLA_REJECT },
+	[XDPOFF_ATTR_PAD]	= { .type = NLA_REJECT },
 };
 
 static const int xdpoff_fd_attrs[XDPOFF_NR_MAPS] = {
@@ -39,6 +44,7 @@ static const int xdpoff_fd_attrs[XDPOFF_NR_MAPS] = {
 	[XDPOFF_MAPI_FLOWS]	= XDPOFF_ATTR_FLOWS_FD,
 	[XDPOFF_MAPI_FILTER]	= XDPOFF_ATTR_FILTER_FD,
 	[XDPOFF_MAPI_INDEX]	= XDPOFF_ATTR_INDEX_FD,
+	[XDPOFF_MAPI_FLOW_INDEX] = XDPOFF_ATTR_FLOW_INDEX_FD,
 };
 
 static struct genl_family xdpoff_nl_family;
@@ -155,6 +161,9 @@ static int xdpoff_nl_fill_dev(struct sk_buff *skb, struct xdpoff_dev *xdev,
 	    nla_put_u32(skb, XDPOFF_ATTR_XDP_MODE, xdev->generic ?
 			XDPOFF_XDP_GENERIC : XDPOFF_XDP_NATIVE) ||
 	    nla_put_u32(skb, XDPOFF_ATTR_PROG_FLAGS, xdev->prog_flags) ||
+	    nla_put_u64_64bit(skb, XDPOFF_ATTR_JIFFIES, get_jiffies_64(),
+			      XDPOFF_ATTR_PAD) ||
+	    nla_put_u32(skb, XDPOFF_ATTR_HZ, HZ) ||
 	    (xdev->last_error &&
 	     nla_put_string(skb, XDPOFF_ATTR_LAST_ERROR, xdev->last_error))) {
 		genlmsg_cancel(skb, hdr);

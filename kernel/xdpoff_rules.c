@@ -159,12 +159,17 @@ static int xdpoff_rule_install(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
 		return 0;
 
 	if (owner) {
-		entry = xdpoff_index_entry(xdev, owner->key.hash,
+		entry = xdpoff_index_entry(xdev->index, owner->key.hash,
 					   owner->val.stats_slot);
 		if (WARN_ON_ONCE(!entry))
 			return -EIO;
 	} else {
-		entry = xdpoff_index_free_entry(xdev, r->key.hash, extack);
+		entry = xdpoff_index_free_entry(xdev->index, r->key.hash);
+		if (PTR_ERR_OR_ZERO(entry) == -EEXIST)
+			NL_SET_ERR_MSG_MOD(extack, XDPOFF_MSG_COLLISION);
+		else if (PTR_ERR_OR_ZERO(entry) == -ENOSPC)
+			NL_SET_ERR_MSG_MOD(extack,
+					   "rule index bucket is full (attach with a larger --max-rules)");
 		if (IS_ERR(entry))
 			return PTR_ERR(entry);
 	}
@@ -285,7 +290,8 @@ int xdpoff_rule_add(struct xdpoff_port *port, const struct xdpoff_brule *br,
 static void xdpoff_rule_unpublish(struct xdpoff_dev *xdev,
 				  struct xdpoff_rule *r)
 {
-	u64 *entry = xdpoff_index_entry(xdev, r->key.hash, r->val.stats_slot);
+	u64 *entry = xdpoff_index_entry(xdev->index, r->key.hash,
+					r->val.stats_slot);
 	struct xdpoff_rule *owner, *best;
 
 	if (WARN_ON_ONCE(!entry))
@@ -369,8 +375,11 @@ static void xdpoff_dev_release(struct kref *ref)
 	bpf_map_put(xdev->flows);
 	bpf_map_put(xdev->filter);
 	bpf_map_put(xdev->index);
+	bpf_map_put(xdev->flow_index);
 	bitmap_free(xdev->stats_used);
 	bitmap_free(xdev->slots_dirty);
+	bitmap_free(xdev->flows_used);
+	bitmap_free(xdev->flows_dirty);
 	xdpoff_filter_free(xdev);
 	for (i = 0; i < XDPOFF_MAX_MASKS; i++)
 		WARN_ON_ONCE(xdev->mask_slots[i].refcnt);

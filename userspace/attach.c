@@ -37,6 +37,7 @@ static const int pin_attrs[NR_MAPS] = {
 	[PIN_FLOWS]	= XDPOFF_ATTR_FLOWS_FD,
 	[PIN_FILTER]	= XDPOFF_ATTR_FILTER_FD,
 	[PIN_INDEX]	= XDPOFF_ATTR_INDEX_FD,
+	[PIN_FLOW_INDEX] = XDPOFF_ATTR_FLOW_INDEX_FD,
 };
 
 /*
@@ -201,6 +202,9 @@ static int open_prog(struct prog *p, bool no_adjust, __u32 max_rules,
 					       xdpoff_index_buckets(max_rules));
 	if (!err)
 		err = bpf_map__set_max_entries(prog_map(p, PIN_FLOWS), max_flows);
+	if (!err)
+		err = bpf_map__set_max_entries(prog_map(p, PIN_FLOW_INDEX),
+					       xdpoff_index_buckets(max_flows));
 	if (!err)
 		return 0;
 	pr_warn("Couldn't size the maps: %s\n", strerror(-err));

@@ -24,6 +24,7 @@ const char *const pin_names[NR_PINS] = {
 	[PIN_FLOWS]	= XDPOFF_MAP_FLOWS,
 	[PIN_FILTER]	= XDPOFF_MAP_FILTER,
 	[PIN_INDEX]	= XDPOFF_MAP_INDEX,
+	[PIN_FLOW_INDEX] = XDPOFF_MAP_FLOW_INDEX,
 	[PIN_PROG]	= "prog",
 };
 

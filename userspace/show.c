@@ -44,6 +44,11 @@ static int kinfo_cb(const struct nlmsghdr *nlh, void *data)
 				 mnl_attr_get_str(attr));
 			continue;
 		}
+		if (mnl_attr_get_type(attr) == XDPOFF_ATTR_JIFFIES) {
+			if (mnl_attr_validate(attr, MNL_TYPE_U64) >= 0)
+				ki.jiffies = mnl_attr_get_u64(attr);
+			continue;
+		}
 		if (mnl_attr_validate(attr, MNL_TYPE_U32) < 0)
 			continue;
 		switch (mnl_attr_get_type(attr)) {
@@ -61,6 +66,9 @@ static int kinfo_cb(const struct nlmsghdr *nlh, void *data)
 			break;
 		case XDPOFF_ATTR_NR_FLOWS:
 			ki.nr_flows = mnl_attr_get_u32(attr);
+			break;
+		case XDPOFF_ATTR_HZ:
+			ki.hz = mnl_attr_get_u32(attr);
 			break;
 		}
 	}
@@ -178,7 +186,7 @@ static int check_rule(struct dev_info *d, struct rule *r, int stats_fd,
 }
 
 /* Slots of the rules array read per BPF_MAP_LOOKUP_BATCH. */
-#define RULES_BATCH	1024
+#define MAP_BATCH	1024
 
 /* One rule of the array: @val, of a used slot. */
 static int add_rule(struct dev_info *d, const struct xdpoff_rule_val *val,
@@ -214,14 +222,14 @@ static int read_rules(struct dev_info *d, int rules_fd, int stats_fd,
 	int err = 0, done = 0;
 
 	buf = calloc(ncpus, sizeof(*buf));
-	keys = calloc(RULES_BATCH, sizeof(*keys));
-	vals = calloc(RULES_BATCH, sizeof(*vals));
+	keys = calloc(MAP_BATCH, sizeof(*keys));
+	vals = calloc(MAP_BATCH, sizeof(*vals));
 	if (!buf || !keys || !vals) {
 		err = -ENOMEM;
 		goto out;
 	}
 	while (!done) {
-		count = RULES_BATCH;
+		count = MAP_BATCH;
 		err = bpf_map_lookup_batch(rules_fd, batch, &out, keys, vals,
 					   &count, &opts);
 		if (err == -ENOENT)
@@ -259,37 +267,56 @@ static int cmp_flows(const void *a, const void *b)
 		      &((const struct flow *)b)->key, sizeof(struct xdpoff_flow_key));
 }
 
-/* The flows map: every offloaded flow direction coming in on the device. */
+/*
+ * The flows array: every offloaded flow direction coming in on the
+ * device, in the used slots (family set).
+ */
 static int read_flows(struct dev_info *d, int flows_fd)
 {
-	struct xdpoff_flow_key key, next, *prev = NULL;
-	struct timespec now;
+	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	struct xdpoff_flow_entry *vals;
+	__u32 in, out, count, i, *keys;
+	void *batch = NULL;
 	struct flow *fl;
-	int err;
+	int err = 0, done = 0;
 
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
 	d->max_flows = map_max_entries(flows_fd);
-	while (!(err = bpf_map_get_next_key(flows_fd, prev, &next))) {
-		key = next;
-		prev = &key;
-		if (d->nr_flows >= d->max_flows)
-			break;
-		if (!d->flows) {
-			d->flows = calloc(d->max_flows, sizeof(*d->flows));
-			if (!d->flows)
-				return -ENOMEM;
-		}
-		fl = &d->flows[d->nr_flows];
-		fl->key = key;
-		if (bpf_map_lookup_elem(flows_fd, &key, &fl->val))
-			continue;	/* gone meanwhile */
-		fl->idle = fl->val.last_ns ?
-			(now.tv_sec * 1e9 + now.tv_nsec - fl->val.last_ns) / 1e9 : -1;
-		if (fl->idle < -0.5 && fl->val.last_ns)
-			fl->idle = 0;
-		d->nr_flows++;
+	keys = calloc(MAP_BATCH, sizeof(*keys));
+	vals = calloc(MAP_BATCH, sizeof(*vals));
+	if (!keys || !vals) {
+		err = -ENOMEM;
+		goto out;
 	}
-	if (err && err != -ENOENT)
+	while (!done) {
+		count = MAP_BATCH;
+		err = bpf_map_lookup_batch(flows_fd, batch, &out, keys, vals,
+					   &count, &opts);
+		if (err == -ENOENT)
+			done = 1;	/* the last slots, or none */
+		else if (err)
+			break;
+		err = 0;
+		in = out;
+		batch = &in;
+		for (i = 0; i < count; i++) {
+			if (!vals[i].key.family || d->nr_flows >= d->max_flows)
+				continue;	/* a free slot */
+			if (!d->flows) {
+				d->flows = calloc(d->max_flows, sizeof(*d->flows));
+				if (!d->flows) {
+					err = -ENOMEM;
+					goto out;
+				}
+			}
+			fl = &d->flows[d->nr_flows++];
+			fl->key = vals[i].key;
+			fl->val = vals[i].val;
+		}
+	}
+out:
+	free(keys);
+	free(vals);
+	if (err)
 		return err;
 	if (d->nr_flows)
 		qsort(d->flows, d->nr_flows, sizeof(*d->flows), cmp_flows);
@@ -359,6 +386,26 @@ static __u64 read_rx_packets(const char *dev)
 	return v;
 }
 
+/*
+ * How long ago XDP last forwarded a frame of each flow: its last_used
+ * against the module's jiffies (not known without the module: -1, as
+ * for a flow with no frame yet).
+ */
+static void flows_idle(struct dev_info *d)
+{
+	const struct kinfo *k = d->kinfo;
+	__u32 i;
+
+	for (i = 0; i < d->nr_flows; i++) {
+		struct flow *fl = &d->flows[i];
+		__u64 used = fl->val.last_used;
+
+		fl->idle = k && k->hz && used ?
+			(double)(k->jiffies - (used < k->jiffies ? used : k->jiffies)) /
+			k->hz : -1;
+	}
+}
+
 int devs_read(const char *dev, int ncpus, struct devs *ds)
 {
 	struct dirent **names = NULL;
@@ -402,6 +449,7 @@ int devs_read(const char *dev, int ncpus, struct devs *ds)
 		}
 		d->rx_packets = read_rx_packets(d->name);
 		d->kinfo = find_kinfo(&kin, d->ifindex);
+		flows_idle(d);
 		ds->n++;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ds->when);

@@ -31,6 +31,8 @@ struct kinfo {
 	__u32	nr_blocks;
 	__u32	max_rules;
 	__u32	nr_flows;
+	__u32	hz;			/* 0: the module did not say */
+	__u64	jiffies;		/* then, against flows' last_used */
 	char	last_error[256];	/* why the module refused a rule */
 };
 
@@ -38,7 +40,7 @@ struct kinfo {
 struct flow {
 	struct xdpoff_flow_key	key;
 	struct xdpoff_flow_val	val;
-	double			idle;	/* seconds since XDP last forwarded; <0: never */
+	double			idle;	/* seconds since XDP last forwarded; <0: never, or unknown */
 };
 
 /* How a program runs on a device (xdp_attached(), pins.c). */

@@ -256,8 +256,8 @@ static int parse_args(const struct cmd *cmd, int argc, char **argv,
 				      XDPOFF_MAX_RULES_LIMIT, &a->max_rules))
 				return EXIT_USAGE;
 		} else if (c == 'f') {
-			if (parse_max("max-flows", optarg, UINT32_MAX,
-				      &a->max_flows))
+			if (parse_max("max-flows", optarg,
+				      XDPOFF_MAX_RULES_LIMIT, &a->max_flows))
 				return EXIT_USAGE;
 		} else if (c == 'M') {
 			if (!strcmp(optarg, "skb") || !strcmp(optarg, "generic")) {

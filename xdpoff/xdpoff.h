@@ -31,6 +31,7 @@
 #define XDPOFF_MAP_FLOWS	"xdpoff_flows"
 #define XDPOFF_MAP_FILTER	"xdpoff_filter"
 #define XDPOFF_MAP_INDEX	"xdpoff_index"
+#define XDPOFF_MAP_FLOW_INDEX	"xdpoff_flow_index"
 
 /* Where `xdpoff attach DEV` pins the maps: XDPOFF_PIN_ROOT/DEV/<map name> */
 #define XDPOFF_PIN_ROOT		"/sys/fs/bpf/xdpoff"
@@ -59,7 +60,10 @@
 /* A rule's slot + 1 fits an index entry's low bits (XDPOFF_INDEX_SLOT). */
 #define XDPOFF_MAX_RULES_LIMIT		((1U << 24) - 1)
 
-/* Default capacity of the flows map (xdpoff attach --max-flows). */
+/*
+ * Default capacity of the flows array (xdpoff attach --max-flows), and
+ * buckets of the flow index; a flow's slot + 1 fits an index entry too.
+ */
 #ifndef XDPOFF_DEFAULT_MAX_FLOWS
 #define XDPOFF_DEFAULT_MAX_FLOWS	4096
 #endif
@@ -353,18 +357,22 @@ struct xdpoff_meta {
 	__u64	ft_order;
 	__u64	seed;		/* of xdpoff_key_hash(), random per device */
 	__u32	index_mask;	/* buckets of the index - 1 */
-	__u32	pad;
+	__u32	flow_index_mask; /* buckets of the flow index - 1 */
 };
 #define XDPOFF_ORDER_NONE	(~0ULL)
 
 /*
- * Flowtable offload (nft `flowtable ... flags offload`): one entry of the
- * flows hash per direction of an offloaded connection, in the maps of the
- * device the direction comes in on.  Exact match on the tuple, as the
- * software flowtable looks it up (nf_flow_offload_ip_hook); only frames
- * the software fast path would take are forwarded (no IP options, no
- * fragment, TTL / hop limit above 1, TCP without FIN and RST, no longer
- * than the route's MTU, untagged); the others go up unchanged.
+ * Flowtable offload (nft `flowtable ... flags offload`): one element of
+ * the flows array per direction of an offloaded connection, in the maps
+ * of the device the direction comes in on, found through the flow index
+ * as a rule is through the index: the bucket of the tuple's hash
+ * (xdpoff_flow_hash(), its low bits & xdpoff_meta.flow_index_mask) holds
+ * the hash's top 40 bits and the element's slot + 1.  Exact match on the
+ * tuple, as the software flowtable looks it up (nf_flow_offload_ip_hook);
+ * only frames the software fast path would take are forwarded (no IP
+ * options, no fragment, TTL / hop limit above 1, TCP without FIN and RST,
+ * no longer than the route's MTU, untagged); the others go up unchanged.
+ * A free element has family 0.
  */
 struct xdpoff_flow_key {
 	__be32	saddr[4];	/* IPv4 in [0], or IPv6 */
@@ -386,9 +394,8 @@ struct xdpoff_flow_key {
  * nf_flow_offload_ipv6_hook() do in software: NAT ports and addresses
  * with incremental checksum updates, TTL / hop limit minus one, the MAC
  * addresses of the output route, then XDP_REDIRECT to ifindex.  packets,
- * bytes (from the network header on) and last_ns (CLOCK_MONOTONIC_COARSE)
- * are of the frames XDP forwarded; the module reports them with
- * FLOW_CLS_STATS.
+ * bytes (from the network header on) and last_used (jiffies) are of the
+ * frames XDP forwarded; the module reports them with FLOW_CLS_STATS.
  */
 struct xdpoff_flow_val {
 	__u8	dmac[6];
@@ -403,8 +410,55 @@ struct xdpoff_flow_val {
 	__u32	pad;
 	__u64	packets;
 	__u64	bytes;
-	__u64	last_ns;	/* 0: none yet */
+	__u64	last_used;	/* jiffies_64; 0: none yet */
 };
+
+struct xdpoff_flow_entry {
+	struct xdpoff_flow_key	key;
+	struct xdpoff_flow_val	val;
+};
+
+/*
+ * The hash of a flow's tuple, from the device's seed: IPv4's addresses
+ * (as 32-bit loads read them) in one word, IPv6's in four (as 64-bit
+ * loads read their bytes), then the ports (as a 32-bit load of the
+ * transport header's first four bytes reads them), family and protocol.
+ * The XDP program computes it from the frame's headers, in registers
+ * (inlined: clang would make a BPF call of it); the module from the key.
+ */
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+static __always_inline __u64 xdpoff_flow_hash_l4(__u64 h, __u32 ports, __u8 family,
+					__u8 proto)
+{
+	h = xdpoff_hash_word(h, ports | (__u64)family << 32 |
+				(__u64)proto << 40);
+	return xdpoff_hash_end(h);
+}
+
+static __always_inline __u64 xdpoff_flow_hash4(__u64 seed, __u32 saddr, __u32 daddr,
+				      __u32 ports, __u8 proto)
+{
+	__u64 h = xdpoff_hash_start(seed, 0);
+
+	h = xdpoff_hash_word(h, saddr | (__u64)daddr << 32);
+	return xdpoff_flow_hash_l4(h, ports, XDPOFF_F_IPV4, proto);
+}
+
+static __always_inline __u64 xdpoff_flow_hash6(__u64 seed, const __u64 *saddr,
+				      const __u64 *daddr, __u32 ports,
+				      __u8 proto)
+{
+	__u64 h = xdpoff_hash_start(seed, 0);
+
+	h = xdpoff_hash_word(h, saddr[0]);
+	h = xdpoff_hash_word(h, saddr[1]);
+	h = xdpoff_hash_word(h, daddr[0]);
+	h = xdpoff_hash_word(h, daddr[1]);
+	return xdpoff_flow_hash_l4(h, ports, XDPOFF_F_IPV6, proto);
+}
 
 /*
  * Per-CPU value of the stats array, one slot per installed rule.  A rule
@@ -464,7 +518,7 @@ enum xdpoff_attr {
 	 * pass the driver's extack on to nft.
 	 */
 	XDPOFF_ATTR_LAST_ERROR,
-	XDPOFF_ATTR_FLOWS_FD,		/* u32: fd of the flows hash */
+	XDPOFF_ATTR_FLOWS_FD,		/* u32: fd of the flows array */
 	XDPOFF_ATTR_NR_FLOWS,		/* u32: flows installed (GET) */
 	XDPOFF_ATTR_FILTER_FD,		/* u32: fd of the filter array */
 	/*
@@ -478,6 +532,14 @@ enum xdpoff_attr {
 	 */
 	XDPOFF_ATTR_PROG_FLAGS,
 	XDPOFF_ATTR_INDEX_FD,		/* u32: fd of the index array */
+	XDPOFF_ATTR_FLOW_INDEX_FD,	/* u32: fd of the flow index array */
+	/*
+	 * u64, u32: the kernel's jiffies_64 and HZ (GET), against which a
+	 * flow's last_used reads as a time.
+	 */
+	XDPOFF_ATTR_JIFFIES,
+	XDPOFF_ATTR_HZ,
+	XDPOFF_ATTR_PAD,
 	__XDPOFF_ATTR_MAX,
 };
 #define XDPOFF_ATTR_MAX (__XDPOFF_ATTR_MAX - 1)

@@ -5,7 +5,7 @@
  * guest.sh calls it): it loads the XDP program into the running kernel,
  * without attaching it to any device.
  *
- * Usage: classify [--repeat R] [--runs K] [--libxdp DEV] RULES:MASKS...
+ * Usage: classify [--repeat R] [--runs K] [--libxdp DEV] RULES:MASKS|flows:N...
  *
  * 0:0 runs no classifier but a program that returns XDP_DROP at once:
  * BPF_PROG_TEST_RUN's own count per run, which every other figure holds.
@@ -37,6 +37,18 @@
  * (generic mode: DEV may be any device of the guest), and the test run
  * runs the dispatcher, which calls it: the difference to a run without
  * is the dispatcher's cost.  The line then ends in libxdp=1.
+ *
+ * flows:N runs the flowtable's path instead: no rule, N offloaded flows
+ * of UDP from the frame's source, ports 10000 + j but the last, which is
+ * the frame's (port 9), each with the edits of a masquerade (its source
+ * address becomes 198.19.0.1), to ifindex 1.  The program NATs the frame
+ * and decrements its TTL, so each run is that of the harness
+ * tests/bench/xdp_restore.bpf.c, which writes the frame back and
+ * tail-calls the program: XDP_REDIRECT (retval 4), checked, and so is the
+ * flow's packet count afterwards.  flows:0 is the harness alone, its
+ * tail call into its own program that returns XDP_DROP: subtract it.
+ *
+ *   classify flows=N repeat=R ns=X retval=4
  */
 #include <errno.h>
 #include <stdio.h>
@@ -56,6 +68,7 @@
 
 #include "xdpoff/xdpoff.h"
 #include "xdpoff.skel.h"
+#include "xdp_restore.skel.h"
 #include "frame.h"
 
 #define SADDR	BENCH_SADDR
@@ -237,6 +250,24 @@ static int load_empty(void)
 			     sizeof(insns) / sizeof(insns[0]), NULL);
 }
 
+/* One BPF_PROG_TEST_RUN of @repeat runs on @frame: its ns per run, verdict. */
+static int test_run(int prog_fd, __u8 *frame, unsigned int repeat,
+		    __u32 *ns, __u32 *retval)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts,
+		    .data_in = frame,
+		    .data_size_in = BENCH_FRAME_LEN,
+		    .repeat = repeat);
+
+	if (bpf_prog_test_run_opts(prog_fd, &opts)) {
+		fprintf(stderr, "classify: test run: %s\n", strerror(errno));
+		return -1;
+	}
+	*ns = opts.duration;
+	*retval = opts.retval;
+	return 0;
+}
+
 static int bench(unsigned int rules, unsigned int masks, unsigned int repeat,
 		 int runs, int libxdp_ifindex)
 {
@@ -246,6 +277,7 @@ static int bench(unsigned int rules, unsigned int masks, unsigned int repeat,
 	struct xdpoff_bpf *skel;
 	int prog_fd = -1;
 	__u8 frame[BENCH_FRAME_LEN];
+	__u32 ns, retval;
 	int err, i;
 
 	bench_frame(frame, dmac);
@@ -282,24 +314,16 @@ static int bench(unsigned int rules, unsigned int masks, unsigned int repeat,
 	}
 
 	for (i = 0; i < runs; i++) {
-		LIBBPF_OPTS(bpf_test_run_opts, opts,
-			    .data_in = frame,
-			    .data_size_in = sizeof(frame),
-			    .repeat = repeat);
-
-		err = bpf_prog_test_run_opts(prog_fd, &opts);
-		if (err) {
-			fprintf(stderr, "classify: test run: %s\n",
-				strerror(errno));
+		err = test_run(prog_fd, frame, repeat, &ns, &retval);
+		if (err)
 			goto out;
-		}
 		printf("classify rules=%u masks=%u repeat=%u ns=%u retval=%u%s\n",
-		       rules, masks, repeat, opts.duration, opts.retval,
+		       rules, masks, repeat, ns, retval,
 		       libxdp_ifindex ? " libxdp=1" : "");
 		fflush(stdout);
-		if (opts.retval != XDP_DROP) {
+		if (retval != XDP_DROP) {
 			fprintf(stderr, "classify: rules=%u masks=%u: verdict %u, expected XDP_DROP\n",
-				rules, masks, opts.retval);
+				rules, masks, retval);
 			err = -1;
 			goto out;
 		}
@@ -315,9 +339,149 @@ out:
 	return err ? -1 : 0;
 }
 
+/*
+ * N flows as kernel/xdpoff_flows.c installs a masquerading router's: flow
+ * j in slot j, named by an entry of its hash's bucket in the flow index.
+ */
+static int fill_flows(struct xdpoff_bpf *skel, unsigned int n)
+{
+	int meta_fd = bpf_map__fd(skel->maps.xdpoff_meta);
+	int flows_fd = bpf_map__fd(skel->maps.xdpoff_flows);
+	int index_fd = bpf_map__fd(skel->maps.xdpoff_flow_index);
+	__u32 nb = bpf_map__max_entries(skel->maps.xdpoff_flow_index);
+	struct xdpoff_meta meta = { .software_from = XDPOFF_ORDER_NONE,
+				     .ft_order = 1ULL << 63,
+				     .seed = 0x5eed0f0ff10adULL,
+				     .nr_stages = 1,
+				     .index_mask = bpf_map__max_entries(skel->maps.xdpoff_index) - 1,
+				     .flow_index_mask = nb - 1 };
+	unsigned int j, w, bidx, zero = 0;
+	struct xdpoff_bucket b;
+
+	if (n > bpf_map__max_entries(skel->maps.xdpoff_flows))
+		return -E2BIG;
+	if (bpf_map_update_elem(meta_fd, &zero, &meta, BPF_ANY))
+		return -errno;
+	for (j = 0; j < n; j++) {
+		__u16 port = j == n - 1 ? PORT : 10000 + j;
+		struct xdpoff_flow_entry e = {
+			.key = {
+				.saddr = { htonl(SADDR) },
+				.daddr = { htonl(DADDR) },
+				.sport = htons(port), .dport = htons(PORT),
+				.family = XDPOFF_F_IPV4, .proto = IPPROTO_UDP,
+			},
+			.val = {
+				.dmac = { 0x52, 0x54, 0, 0, 0, 0x03 },
+				.smac = { 0x52, 0x54, 0, 0, 0, 0x02 },
+				.nat_saddr = { htonl(0xc6130001) }, /* 198.19.0.1 */
+				.nat_sport = htons(port),
+				.nat = XDPOFF_NAT_SRC,
+				.ifindex = 1,
+				.mtu = 1500,
+			},
+		};
+		__u32 ports;
+		__u64 h;
+
+		memcpy(&ports, &e.key.sport, sizeof(ports));
+		h = xdpoff_flow_hash4(meta.seed, e.key.saddr[0], e.key.daddr[0],
+				      ports, e.key.proto);
+		bidx = h & (nb - 1);
+		if (bpf_map_update_elem(flows_fd, &j, &e, BPF_ANY) ||
+		    bpf_map_lookup_elem(index_fd, &bidx, &b))
+			return -errno;
+		for (w = 0; w < XDPOFF_INDEX_WAYS && b.entry[w]; w++)
+			;
+		if (w == XDPOFF_INDEX_WAYS) {
+			fprintf(stderr, "classify: flow %u: its bucket is full\n", j);
+			return -ENOSPC;
+		}
+		b.entry[w] = (h & XDPOFF_INDEX_TAG) | (j + 1);
+		if (bpf_map_update_elem(index_fd, &bidx, &b, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+/* The packets XDP forwarded for the frame's flow (the last of fill_flows). */
+static long long flow_packets(struct xdpoff_bpf *skel, unsigned int n)
+{
+	struct xdpoff_flow_entry e;
+	__u32 slot = n - 1;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.xdpoff_flows), &slot,
+				&e))
+		return -1;
+	return e.val.packets;
+}
+
+static int bench_flows(unsigned int n, unsigned int repeat, int runs)
+{
+	unsigned int expect = n ? XDP_REDIRECT : XDP_DROP, zero = 0;
+	struct xdpoff_bpf *skel = NULL;
+	struct xdp_restore_bpf *h;
+	__u8 frame[BENCH_FRAME_LEN];
+	int err, i, next_fd = -1;
+	__u32 ns, retval;
+	long long pkts;
+
+	bench_frame(frame, dmac);
+	h = xdp_restore_bpf__open_and_load();
+	if (!h) {
+		fprintf(stderr, "classify: the harness: %s\n", strerror(errno));
+		return -1;
+	}
+	err = bpf_map__value_size(h->maps.restore_frame) == sizeof(frame) ?
+	      0 : -EINVAL;
+	if (!err && n) {
+		skel = xdpoff_bpf__open_and_load();
+		err = skel ? fill_flows(skel, n) : -errno;
+		if (!err)
+			next_fd = bpf_program__fd(skel->progs.xdpoff_xdp);
+	} else if (!err) {
+		next_fd = bpf_program__fd(h->progs.xdp_restore_drop);
+	}
+	if (!err && (bpf_map_update_elem(bpf_map__fd(h->maps.restore_frame),
+					 &zero, frame, BPF_ANY) ||
+		     bpf_map_update_elem(bpf_map__fd(h->maps.restore_next),
+					 &zero, &next_fd, BPF_ANY)))
+		err = -errno;
+	if (err) {
+		fprintf(stderr, "classify: flows=%u: %s\n", n, strerror(-err));
+		goto out;
+	}
+
+	for (i = 0; i < runs; i++) {
+		err = test_run(bpf_program__fd(h->progs.xdp_restore), frame,
+			       repeat, &ns, &retval);
+		if (err)
+			goto out;
+		printf("classify flows=%u repeat=%u ns=%u retval=%u\n",
+		       n, repeat, ns, retval);
+		fflush(stdout);
+		if (retval != expect) {
+			fprintf(stderr, "classify: flows=%u: verdict %u, expected %u\n",
+				n, retval, expect);
+			err = -1;
+			goto out;
+		}
+	}
+	pkts = n ? flow_packets(skel, n) : 0;
+	if (n && pkts != (long long)repeat * runs) {
+		fprintf(stderr, "classify: flows=%u: the flow counted %lld packets, expected %llu\n",
+			n, pkts, (unsigned long long)repeat * runs);
+		err = -1;
+	}
+out:
+	xdpoff_bpf__destroy(skel);
+	xdp_restore_bpf__destroy(h);
+	return err ? -1 : 0;
+}
+
 static void usage(void)
 {
-	fprintf(stderr, "usage: classify [--repeat R] [--runs K] [--libxdp DEV] RULES:MASKS...\n");
+	fprintf(stderr, "usage: classify [--repeat R] [--runs K] [--libxdp DEV] RULES:MASKS|flows:N...\n");
 	exit(2);
 }
 
@@ -344,6 +508,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (; i < argc; i++) {
+		if (sscanf(argv[i], "flows:%u", &rules) == 1 && !libxdp_ifindex) {
+			if (bench_flows(rules, repeat, runs))
+				fails++;
+			continue;
+		}
 		if (sscanf(argv[i], "%u:%u", &rules, &masks) != 2 ||
 		    masks > XDPOFF_MAX_MASKS || masks > rules ||
 		    (rules && !masks) || (!rules && libxdp_ifindex))

@@ -8,7 +8,9 @@
                                instructions its verifier processed
   insnprof.py annotate LOG     (host) the image of LOG disassembled
                                (objdump), each instruction with its
-                               executions per test run; then the total
+                               executions per test run; then the total,
+                               and each function's instructions per run
+                               (kernel functions and helpers too)
 
 Executions: samples fall only outside the timer interrupt that takes
 them, so an instruction executed once per run gets a little more than
@@ -76,7 +78,7 @@ def jit(prog_id, out):
 
 
 def annotate(log):
-    funcs, image, samples, head = [], b'', {}, []
+    funcs, image, samples, head, syms = [], b'', {}, [], {}
     with open(log) as f:
         for line in f:
             w = line.split()
@@ -88,6 +90,8 @@ def annotate(log):
                 image = bytes(int(h, 16) for h in w[1:])
             elif w[0] == '@ip':
                 samples[int(w[1], 16)] = int(w[2])
+            elif w[0] == '@sym':
+                syms[w[1]] = int(w[2])
             elif w[0].startswith('classify') or w[0] in ('@period', '@repeat',
                                                        '@verified'):
                 head.append(line.rstrip())
@@ -129,6 +133,11 @@ def annotate(log):
     for k, n in enumerate(total):
         print('function %d: %d instructions per run' % (k, n))
     print('program: %d instructions per run' % sum(total))
+    # Every function the samples fell in, the program's among them.
+    for name, c in sorted(syms.items(), key=lambda x: -x[1]):
+        n = round(c / unit)
+        if n:
+            print('@sym %6d  %s' % (n, name))
 
 
 def main():

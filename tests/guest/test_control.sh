@@ -60,6 +60,8 @@ nl "masks map of the wrong size" EINVAL "masks map has the wrong size" -- attach
 nl "rules map with the wrong value size" EINVAL "rules map has the wrong type" -- attach-maps $IFX value
 nl "an index of fewer buckets than the rules map has slots" EINVAL \
 	"index map has the wrong size for the rules map" -- attach-maps $IFX index
+nl "a flow index of fewer buckets than the flows map has slots" EINVAL \
+	"flow index map has the wrong size for the flows map" -- attach-maps $IFX flowindex
 nl "maps in the wrong order" EINVAL "rules map has the wrong type" -- attach-maps $IFX order
 nl "no such device" ENODEV "no such device" -- attach-maps 9999 ok
 check_eq "... none of it attached anything" "" "$($NLCTL get)"
@@ -110,13 +112,13 @@ check_eq "... eth1 still attached" "$IFX" "$($NLCTL get)"
 if unpriv unshare -Urn true 2>/dev/null; then
 	check_eq "own user namespace: eth1's ifindex attaches nothing there" \
 		"errno ENODEV" \
-		"$(unpriv unshare -Urn $UNLCTL attach "$IFX" 0 0 0 0 0 0 0 | cut -d' ' -f1-2)"
+		"$(unpriv unshare -Urn $UNLCTL attach "$IFX" 0 0 0 0 0 0 0 0 | cut -d' ' -f1-2)"
 	check_eq "own user namespace: detach of eth1's ifindex finds nothing" \
 		"errno ENOENT" \
 		"$(unpriv unshare -Urn $UNLCTL detach "$IFX" | cut -d' ' -f1-2)"
 	check_eq "own user namespace: its lo takes no fds that are no maps" \
 		"errno EINVAL" \
-		"$(unpriv unshare -Urn $UNLCTL attach 1 0 0 0 0 0 0 0 | cut -d' ' -f1-2)"
+		"$(unpriv unshare -Urn $UNLCTL attach 1 0 0 0 0 0 0 0 0 | cut -d' ' -f1-2)"
 	check_eq "... eth1 still attached, as it was" "$IFX" "$($NLCTL get)"
 else
 	for t in "eth1's ifindex attaches nothing there" "detach finds nothing" \

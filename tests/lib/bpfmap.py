@@ -5,11 +5,12 @@
 Usage: bpfmap.py count|dump|first|slots PATH
 
 xdpoff's rules array and index have a slot per possible rule (16384 by
-default), almost all of them free: `bpftool -j map dump` formats every one,
-which takes the guest (TCG) most of a minute.  This reads them raw and keeps
-the used ones: rules whose mask id is not 0 (a free slot's other bytes mean
-nothing, see xdpoff/xdpoff.h), elements of other arrays that are not all
-zero.
+default), the flows array and flow index one per possible flow (4096),
+almost all of them free: `bpftool -j map dump` formats every one, which
+takes the guest (TCG) most of a minute.  This reads them raw and keeps the
+used ones: rules whose mask id is not 0, flows whose family is not 0 (a
+free slot's other bytes mean nothing, see xdpoff/xdpoff.h), elements of
+other arrays that are not all zero.
 
   count   how many are used
   dump    one line per used element, "KEY VALUE" in hex, in key order
@@ -26,6 +27,7 @@ BPF_OBJ_GET = 7
 BPF_OBJ_GET_INFO_BY_FD = 15
 BPF_MAP_LOOKUP_BATCH = 24
 RULE_MASK_ID = 60       # offsetof(struct xdpoff_rule_val, mask_id)
+FLOW_FAMILY = 36        # offsetof(struct xdpoff_flow_entry, key.family)
 
 libc = ctypes.CDLL(None, use_errno=True)
 
@@ -68,12 +70,17 @@ def elements(path):
             raise
     count = struct.unpack_from("=I", attr, 32)[0]
     os.close(fd)
-    rules = os.path.basename(path) == "xdpoff_rules"
+    name = os.path.basename(path)
     zero = bytes(vs)
     raw = vals.raw      # (a copy of the whole buffer at each use)
     for i in range(count):
         v = raw[i * vs:(i + 1) * vs]
-        used = v[RULE_MASK_ID:RULE_MASK_ID + 4] != b"\0\0\0\0" if rules else v != zero
+        if name == "xdpoff_rules":
+            used = v[RULE_MASK_ID:RULE_MASK_ID + 4] != b"\0\0\0\0"
+        elif name == "xdpoff_flows":
+            used = v[FLOW_FAMILY] != 0
+        else:
+            used = v != zero
         if used:
             yield struct.unpack_from("=I", keys, 4 * i)[0], v
 

@@ -187,7 +187,7 @@ stop_traffic() {
 # The rules array and the index have a slot per possible rule, nearly all
 # free: tests/lib/bpfmap.py reads them raw and keeps the used ones.
 big_array() {
-	case $1 in xdpoff_rules|xdpoff_index) return 0 ;; esac
+	case $1 in xdpoff_rules|xdpoff_index|xdpoff_flows|xdpoff_flow_index) return 0 ;; esac
 	return 1
 }
 
