@@ -9,8 +9,10 @@
   insnprof.py annotate LOG     (host) the image of LOG disassembled
                                (objdump), each instruction with its
                                executions per test run; then the total,
-                               and each function's instructions per run
-                               (kernel functions and helpers too)
+                               and each function's samples in the same
+                               unit (@sym): instructions per run for the
+                               program and the helpers it calls; the
+                               rest (loading, the verifier) is not per run
 
 Executions: samples fall only outside the timer interrupt that takes
 them, so an instruction executed once per run gets a little more than
