@@ -113,6 +113,13 @@ $(CLI): $(USER_SRCS) $(USER_HDRS) $(SKEL) $(NOADJ_SKEL) $(XDPOFF_H)
 
 cli: $(CLI)
 
+# Test programs the in-guest tests run (not installed).
+CSUMCHECK := $(BUILD)/tests/csumcheck
+$(CSUMCHECK): tests/lib/csumcheck.c $(XDPOFF_H)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -Wall -Wextra -Werror -I$(ROOT) -o $@ $<
+
 # The manual, xdpoff(8): build/xdpoff.8 from doc/xdpoff.8.rst by rst2man,
 # as bpftool's pages are made; part of make all.  make install puts the
 # CLI, the manual and the bash completion under $(DESTDIR)$(PREFIX) (the
@@ -175,7 +182,7 @@ vm: deps
 demo: all vm
 	$(Q)$(ROOT)/tests/vm/run -- $(ROOT)/tests/demo.sh
 
-check: all vm
+check: all vm $(CSUMCHECK)
 	$(Q)KERNELS="$(KERNELS)" $(ROOT)/tests/check $(TESTS)
 
 # The boot test (tests/boot/run) on every kernel of KERNELS; make check
@@ -198,7 +205,7 @@ check-boot: all vm
 DEBUG_DIR	:= $(BUILD)/cache/debug-kernel
 DEBUG_KO	:= $(BUILD)/debug/kernel/xdpoff.ko
 
-check-debug: all vm
+check-debug: all vm $(CSUMCHECK)
 	$(Q)$(ROOT)/tests/vm/debug-kernel >/dev/null
 	$(call msg,KBUILD,$(DEBUG_KO))
 	$(Q)mkdir -p $(BUILD)/debug/kernel

@@ -110,9 +110,19 @@ _Static_assert(__builtin_offsetof(struct xdpoff_flow_entry, val.dmac) % 8 == 0 &
 	       "ft_edit_frame() copies dmac and smac as a u64 and a u32");
 _Static_assert(__builtin_offsetof(struct xdpoff_flow_entry, key.family) == 36,
 	       "tests/lib/bpfmap.py reads a flow's family there");
-_Static_assert(__builtin_offsetof(struct xdpoff_flow_key, dport) ==
-	       __builtin_offsetof(struct xdpoff_flow_key, sport) + 2,
-	       "ft_classify() compares the ports as one 32-bit word");
+_Static_assert(__builtin_offsetof(struct xdpoff_flow_key, sport) % 8 == 0 &&
+	       __builtin_offsetof(struct xdpoff_flow_key, dport) ==
+	       __builtin_offsetof(struct xdpoff_flow_key, sport) + 2 &&
+	       __builtin_offsetof(struct xdpoff_flow_key, family) ==
+	       __builtin_offsetof(struct xdpoff_flow_key, sport) + 4 &&
+	       __builtin_offsetof(struct xdpoff_flow_key, proto) ==
+	       __builtin_offsetof(struct xdpoff_flow_key, sport) + 5 &&
+	       __builtin_offsetof(struct xdpoff_flow_key, pad) ==
+	       __builtin_offsetof(struct xdpoff_flow_key, sport) + 6,
+	       "ft_classify() compares ports, family and protocol as one word");
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "xdpoff_flow_l4_word() and ft_classify() read words as a little-endian machine"
+#endif
 
 #define IP_OFFSET	0x1fff
 #define IP_MF		0x2000
@@ -559,67 +569,6 @@ static __always_inline void count(__u32 slot, __u64 len, int consumed)
 	}
 }
 
-/*
- * Flowtable offload.  The checksum arithmetic of include/net/checksum.h,
- * step by step as nf_flow_table_ip.c uses it, so that the frames come out
- * bit for bit as the software flowtable's, 0x0000/0xffff included.
- */
-static __always_inline __u32 csum_add(__u32 a, __u32 b)
-{
-	__u32 r = a + b;
-
-	return r + (r < b);
-}
-
-static __always_inline __u16 csum_fold(__u32 s)
-{
-	s = (s & 0xffff) + (s >> 16);
-	s = (s & 0xffff) + (s >> 16);
-	return (__u16)~s;
-}
-
-/* csum_replace4(), and inet_proto_csum_replace4/2() without CHECKSUM_PARTIAL */
-static __always_inline void csum_replace4(__u16 *sum, __u32 from, __u32 to)
-{
-	*sum = csum_fold(csum_add(csum_add(~(__u32)*sum, ~from), to));
-}
-
-/* inet_proto_csum_replace16() */
-static __always_inline void csum_replace16(__u16 *sum, const __u32 *from,
-					   const __u32 *to)
-{
-	__u32 acc = ~(__u32)*sum;
-	int i;
-
-#pragma unroll
-	for (i = 0; i < 4; i++)
-		acc = csum_add(acc, ~from[i]);
-#pragma unroll
-	for (i = 0; i < 4; i++)
-		acc = csum_add(acc, to[i]);
-	*sum = csum_fold(acc);
-}
-
-/* The transport checksum: UDP's only when set, and never set to 0. */
-static __always_inline void l4_csum4(__u16 *sum, int udp, __u32 from, __u32 to)
-{
-	if (udp && !*sum)
-		return;
-	csum_replace4(sum, from, to);
-	if (udp && !*sum)
-		*sum = 0xffff;
-}
-
-static __always_inline void l4_csum16(__u16 *sum, int udp, const __u32 *from,
-				      const __u32 *to)
-{
-	if (udp && !*sum)
-		return;
-	csum_replace16(sum, from, to);
-	if (udp && !*sum)
-		*sum = 0xffff;
-}
-
 /* What the flowtable does with a frame (nf_flow_tuple_ip/ipv6()). */
 #define FT_NONE		0	/* not a candidate: software does not look */
 #define FT_UNSURE	1	/* software looks it up: maybe a flow XDP lacks */
@@ -627,11 +576,13 @@ static __always_inline void l4_csum16(__u16 *sum, int udp, const __u32 *from,
 
 /* The headers of a frame ft_classify() found a flow for. */
 struct ft_frame {
+	void		*eth;		/* the frame's start */
 	struct iphdr	*iph;		/* IPv4, or */
 	struct ipv6hdr	*ip6h;		/* IPv6 */
 	__u16		*l4;		/* sport, dport, ... */
 	__u16		*csum;		/* the transport checksum */
 	int		udp;
+	__u64		len;		/* from the network header on */
 };
 
 /*
@@ -641,10 +592,10 @@ struct ft_frame {
  * left to software: XDP holds no such flow, but software may.  The flow
  * is looked up as lookup_rule() looks a rule up, its tuple hashed and
  * compared straight from the headers; @key is the caller's scratch space
- * (a u32 for the lookups).  FT_HIT: the flow in *@valp, and the headers
- * in *@fr if @fr (the pointers kept on the stack through decide()'s
- * paths would cost the verifier too many states: ft_edit() finds them
- * again).
+ * (a u32 for the lookups).  FT_HIT: the flow in *@valp, and if @fr the
+ * headers, bounds checked for ft_edit_frame(), and the length in *@fr
+ * (decide() passes NULL: the pointers kept on the stack through its paths
+ * would cost the verifier too many states; ft_edit() finds them again).
  */
 static __always_inline int ft_classify(struct xdp_md *ctx,
 				       const struct xdpoff_meta *meta,
@@ -659,32 +610,45 @@ static __always_inline int ft_classify(struct xdp_md *ctx,
 	struct ipv6hdr *ip6h = NULL;
 	struct iphdr *iph = NULL;
 	struct xdpoff_bucket *b;
-	__u32 hdrsize, ports;
-	__u64 h;
+	__u64 h, l4w, len;
 	__u8 proto, family;
+	__u16 *csum;
+	__be16 h_proto;
+	__u32 hdrsize;
 	void *l4;
 
 	/*
 	 * @family, not whether iph is set, tells the two apart: to the
 	 * verifier a packet pointer may be NULL, and the other one is not
-	 * a pointer on that path.
+	 * a pointer on that path.  It is a constant on each path to the
+	 * verifier, opaque to the compiler (barrier_var()), which would
+	 * test h_proto again instead, a value the verifier no longer knows
+	 * once spilled.
 	 */
 	if ((void *)(eth + 1) > data_end)
 		return FT_NONE;
-	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+	/* (a 16-bit load: ethhdr is packed, clang would read bytes) */
+	h_proto = *(__be16 *)(data + offsetof(struct ethhdr, h_proto));
+	if (h_proto == bpf_htons(ETH_P_IP)) {
 		family = XDPOFF_F_IPV4;
+		barrier_var(family);
 		iph = (void *)(eth + 1);
 		if ((void *)(iph + 1) > data_end)
 			return FT_NONE;
-		if (iph->ihl != 5 ||
-		    (iph->frag_off & bpf_htons(IP_MF | IP_OFFSET)))
+		/*
+		 * Options or a fragment: ihl (the low half of the first byte)
+		 * and frag_off (the last two bytes), one load.
+		 */
+		if ((*(__u64 *)iph &
+		     (0x0f | (__u64)bpf_htons(IP_MF | IP_OFFSET) << 48)) != 5)
 			return FT_NONE;
 		proto = iph->protocol;
 		if (iph->ttl <= 1)
 			return FT_NONE;
 		l4 = iph + 1;
-	} else if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+	} else if (h_proto == bpf_htons(ETH_P_IPV6)) {
 		family = XDPOFF_F_IPV6;
+		barrier_var(family);
 		ip6h = (void *)(eth + 1);
 		if ((void *)(ip6h + 1) > data_end)
 			return FT_NONE;
@@ -692,8 +656,7 @@ static __always_inline int ft_classify(struct xdp_md *ctx,
 		if (ip6h->hop_limit <= 1)
 			return FT_NONE;
 		l4 = ip6h + 1;
-	} else if (is_tpid(eth->h_proto) ||
-		   eth->h_proto == bpf_htons(ETH_P_PPP_SES)) {
+	} else if (is_tpid(h_proto) || h_proto == bpf_htons(ETH_P_PPP_SES)) {
 		return FT_UNSURE;
 	} else {
 		return FT_NONE;
@@ -713,14 +676,13 @@ static __always_inline int ft_classify(struct xdp_md *ctx,
 	}
 	if (l4 + hdrsize > data_end)
 		return FT_NONE;
-	ports = *(__u32 *)l4;
+	l4w = xdpoff_flow_l4_word(*(__u32 *)l4, family, proto);
 
 	if (family == XDPOFF_F_IPV4)
-		h = xdpoff_flow_hash4(meta->seed, iph->saddr, iph->daddr,
-				      ports, proto);
+		h = xdpoff_flow_hash4(meta->seed, iph->saddr, iph->daddr, l4w);
 	else
 		h = xdpoff_flow_hash6(meta->seed, (__u64 *)&ip6h->saddr,
-				      (__u64 *)&ip6h->daddr, ports, proto);
+				      (__u64 *)&ip6h->daddr, l4w);
 	*key = (__u32)h & meta->flow_index_mask;
 	b = bpf_map_lookup_elem(&xdpoff_flow_index, key);
 	if (!b || bucket_slot(b, h, key))
@@ -728,9 +690,11 @@ static __always_inline int ft_classify(struct xdp_md *ctx,
 	fe = bpf_map_lookup_elem(&xdpoff_flows, key);
 	if (!fe)
 		return FT_UNSURE;
-	/* The tuple itself: a hash is not proof, and the entry may be going. */
-	if (*(__u32 *)&fe->key.sport != ports || fe->key.proto != proto ||
-	    fe->key.family != family)
+	/*
+	 * The tuple itself: a hash is not proof, and the entry may be going.
+	 * Ports, family and protocol in one word (the key's pad is 0).
+	 */
+	if (*(__u64 *)&fe->key.sport != l4w)
 		return FT_UNSURE;
 	if (family == XDPOFF_F_IPV4) {
 		if (fe->key.saddr[0] != iph->saddr ||
@@ -746,11 +710,13 @@ static __always_inline int ft_classify(struct xdp_md *ctx,
 			return FT_UNSURE;
 	}
 	/* Over the route's MTU; a FIN or RST (software tears down). */
-	if (data_end - data - ETH_HLEN > fe->val.mtu)
+	len = data_end - data - ETH_HLEN;
+	if (len > fe->val.mtu)
 		return FT_UNSURE;
 	/*
-	 * The bound again: the compiler may keep hdrsize and proto apart,
-	 * and the verifier then sees a TCP read bounded by a UDP header.
+	 * The bounds again, each header's own: the compiler may keep
+	 * hdrsize and proto apart, and the verifier would then see a TCP
+	 * read bounded by a UDP header.
 	 */
 	if (proto == IPPROTO_TCP) {
 		struct tcphdr *th = l4;
@@ -759,111 +725,69 @@ static __always_inline int ft_classify(struct xdp_md *ctx,
 			return FT_NONE;
 		if (th->fin || th->rst)
 			return FT_UNSURE;
+		csum = &th->check;
+	} else {
+		struct udphdr *uh = l4;
+
+		if ((void *)(uh + 1) > data_end)
+			return FT_NONE;
+		csum = &uh->check;
 	}
 	if (fr) {
+		fr->eth = data;
 		fr->iph = iph;
 		fr->ip6h = ip6h;
 		fr->l4 = l4;
+		fr->csum = csum;
 		fr->udp = proto == IPPROTO_UDP;
+		fr->len = len;
 	}
 	*valp = &fe->val;
 	return FT_HIT;
 }
 
-/* One NAT side: the port, then the address, as nf_flow_nat_ip(v6)() do. */
-static __always_inline void ft_nat_side(struct ft_frame *fr,
-					const struct xdpoff_flow_val *val,
-					int dst)
-{
-	__u16 *port = &fr->l4[dst];
-	__u16 new_port = dst ? val->nat_dport : val->nat_sport;
-	const __u32 *new_addr = dst ? val->nat_daddr : val->nat_saddr;
-	__u32 old[4];
-
-	l4_csum4(fr->csum, fr->udp, *port, new_port);
-	*port = new_port;
-
-	if (fr->iph) {
-		__u32 *addr = dst ? &fr->iph->daddr : &fr->iph->saddr;
-
-		old[0] = *addr;
-		*addr = new_addr[0];
-		csum_replace4(&fr->iph->check, old[0], new_addr[0]);
-		l4_csum4(fr->csum, fr->udp, old[0], new_addr[0]);
-	} else if (fr->ip6h) {
-		__u32 *addr = dst ? fr->ip6h->daddr.in6_u.u6_addr32 :
-				    fr->ip6h->saddr.in6_u.u6_addr32;
-
-		__builtin_memcpy(old, addr, sizeof(old));
-		__builtin_memcpy(addr, new_addr, sizeof(old));
-		l4_csum16(fr->csum, fr->udp, old, new_addr);
-	}
-}
-
 /*
  * NAT, TTL / hop limit, MAC addresses of the frame ft_classify() took,
- * whose headers @fr holds: nf_flow_offload_ip(v6)_hook().  Returns -1 if
- * the frame is not what ft_classify() saw (it cannot be).
+ * whose headers @fr holds, bounds checked: nf_flow_offload_ip(v6)_hook()'s
+ * edits, each checksum updated once with what the flow's edits add to it
+ * (xdpoff_csum_update()).
  */
-static __always_inline int ft_edit_frame(struct xdp_md *ctx,
-					 struct ft_frame *fr,
-					 const struct xdpoff_flow_val *val)
+static __always_inline void ft_edit_frame(const struct ft_frame *fr,
+					  const struct xdpoff_flow_val *val)
 {
-	/*
-	 * The bounds again, against data_end read anew: the compiler would
-	 * drop checks ft_classify() made, and the verifier may see the TCP
-	 * checksum on a path where only a UDP header was checked.
-	 */
-	void *data_end = (void *)(long)((volatile struct xdp_md *)ctx)->data_end;
-	struct ethhdr *eth = (void *)(long)ctx->data;
-	__u32 check;
-	void *data;
-
-	if (!val || (void *)(eth + 1) > data_end)
-		return -1;
-	if (fr->udp) {
-		struct udphdr *uh = (void *)fr->l4;
-
-		if ((void *)(uh + 1) > data_end)
-			return -1;
-		fr->csum = &uh->check;
-	} else {
-		struct tcphdr *th = (void *)fr->l4;
-
-		if ((void *)(th + 1) > data_end)
-			return -1;
-		fr->csum = &th->check;
-	}
-
-	if (val->nat & XDPOFF_NAT_DST_FIRST) {
-		if (val->nat & XDPOFF_NAT_DST)
-			ft_nat_side(fr, val, 1);
-		if (val->nat & XDPOFF_NAT_SRC)
-			ft_nat_side(fr, val, 0);
-	} else {
-		if (val->nat & XDPOFF_NAT_SRC)
-			ft_nat_side(fr, val, 0);
-		if (val->nat & XDPOFF_NAT_DST)
-			ft_nat_side(fr, val, 1);
-	}
-
 	if (fr->iph) {
-		/* ip_decrease_ttl() */
-		check = fr->iph->check;
-		check += bpf_htons(0x0100);
-		fr->iph->check = (__u16)(check + (check >= 0xffff));
+		/* the NAT's csum_replace4()s, then ip_decrease_ttl() */
+		fr->iph->check = xdpoff_csum_update(fr->iph->check,
+						    val->ip_csum);
 		fr->iph->ttl--;
+		if (val->nat) {
+			fr->iph->saddr = val->nat_saddr[0];
+			fr->iph->daddr = val->nat_daddr[0];
+		}
 	} else if (fr->ip6h) {
 		fr->ip6h->hop_limit--;
+		if (val->nat) {
+			/* saddr, daddr: adjacent in both (words: see below) */
+			__u64 *a = (void *)&fr->ip6h->saddr;
+			const void *n = val->nat_saddr;
+
+			a[0] = *(const __u64 *)n;
+			a[1] = *(const __u64 *)(n + 8);
+			a[2] = *(const __u64 *)(n + 16);
+			a[3] = *(const __u64 *)(n + 24);
+		}
+	}
+	if (val->nat) {
+		*(__u32 *)fr->l4 = *(const __u32 *)&val->nat_sport;
+		*fr->csum = xdpoff_l4_csum_update(*fr->csum, val->l4_csum,
+						  fr->udp);
 	}
 	/*
 	 * dmac and smac, 12 bytes in both: words, not bytes (through a
 	 * void pointer: clang writes a packed struct's u64 byte by byte).
 	 */
-	data = eth;
-	*(__u64 *)data = *(const __u64 *)val->dmac;
-	*(__u32 *)(data + 8) = *(const __u32 *)(val->dmac + 8);
-	return 0;
+	*(__u64 *)fr->eth = *(const __u64 *)val->dmac;
+	*(__u32 *)(fr->eth + 8) = *(const __u32 *)(val->dmac + 8);
 }
 
 /*
@@ -874,25 +798,43 @@ static __noinline int ft_edit(struct xdp_md *ctx,
 			      const struct xdpoff_flow_val *val)
 {
 	void *data_end = (void *)(long)ctx->data_end;
-	struct ethhdr *eth = (void *)(long)ctx->data;
+	void *data = (void *)(long)ctx->data;
 	struct ft_frame frame = {}, *fr = &frame;
+	struct udphdr *uh;
+	struct tcphdr *th;
+	__u8 proto;
 
-	if ((void *)(eth + 1) > data_end)
+	fr->eth = data;
+	if (data + ETH_HLEN > data_end)
 		return -1;
-	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
-		fr->iph = (void *)(eth + 1);
+	if (*(__be16 *)(data + offsetof(struct ethhdr, h_proto)) ==
+	    bpf_htons(ETH_P_IP)) {
+		fr->iph = data + ETH_HLEN;
 		fr->l4 = (void *)(fr->iph + 1);
 		if ((void *)(fr->iph + 1) > data_end)
 			return -1;
-		fr->udp = fr->iph->protocol == IPPROTO_UDP;
+		proto = fr->iph->protocol;
 	} else {
-		fr->ip6h = (void *)(eth + 1);
+		fr->ip6h = data + ETH_HLEN;
 		fr->l4 = (void *)(fr->ip6h + 1);
 		if ((void *)(fr->ip6h + 1) > data_end)
 			return -1;
-		fr->udp = fr->ip6h->nexthdr == IPPROTO_UDP;
+		proto = fr->ip6h->nexthdr;
 	}
-	return ft_edit_frame(ctx, fr, val);
+	if (proto == IPPROTO_UDP) {
+		uh = (void *)fr->l4;
+		if ((void *)(uh + 1) > data_end)
+			return -1;
+		fr->csum = &uh->check;
+		fr->udp = 1;
+	} else {
+		th = (void *)fr->l4;
+		if ((void *)(th + 1) > data_end)
+			return -1;
+		fr->csum = &th->check;
+	}
+	ft_edit_frame(fr, val);
+	return 0;
 }
 
 static __always_inline void ft_count(struct xdpoff_flow_val *val, __u64 len)
@@ -1035,10 +977,17 @@ int xdpoff_xdp(struct xdp_md *ctx)
 	__u64 mi, nr;	/* 64-bit: no zero extension at every turn of the loop */
 	__u32 index_mask;
 	long unknown;	/* as xdpoff_parse() returns it: no sign extension */
+	long pass = XDP_PASS;
 
+	/*
+	 * XDP_PASS in a register the compiler cannot see through: as a
+	 * constant it would set it again before each exit of the no-rule
+	 * path (a move per check).
+	 */
+	barrier_var(pass);
 	meta = bpf_map_lookup_elem(&xdpoff_meta, &zero);
 	if (!meta)
-		return XDP_PASS;
+		return pass;
 	nr = meta->nr_masks;
 	if (!nr) {
 		/*
@@ -1049,10 +998,10 @@ int xdpoff_xdp(struct xdp_md *ctx)
 		 * header, which xdpoff_parse() never leaves alone.
 		 */
 		if (meta->ft_order >= meta->software_from ||
-		    ft_classify(ctx, meta, key, &flow, &fr) != FT_HIT ||
-		    ft_edit_frame(ctx, &fr, flow))
-			return XDP_PASS;
-		ft_count(flow, ctx->data_end - ctx->data - ETH_HLEN);
+		    ft_classify(ctx, meta, key, &flow, &fr) != FT_HIT)
+			return pass;
+		ft_edit_frame(&fr, flow);
+		ft_count(flow, fr.len);
 		return bpf_redirect(flow->ifindex, 0);
 	}
 

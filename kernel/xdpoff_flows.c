@@ -46,7 +46,6 @@ struct xdpoff_flow_parse {
 	struct xdpoff_flow_val	val;
 	struct net_device	*out;
 	u8			eth_keep[12];	/* bytes no mangle set yet */
-	bool			addr_seen;	/* the first NAT address seen */
 	u32			ports;		/* XDPOFF_NAT_* with a port */
 	u32			addrs;		/* XDPOFF_NAT_* with an address */
 };
@@ -158,14 +157,6 @@ static int xdpoff_flow_mangle_eth(const struct flow_action_entry *act,
 	return 0;
 }
 
-static void xdpoff_flow_nat_first(struct xdpoff_flow_parse *p, u32 side)
-{
-	if (!p->addr_seen && side == XDPOFF_NAT_DST)
-		p->val.nat |= XDPOFF_NAT_DST_FIRST;
-	p->addr_seen = true;
-	p->addrs |= side;
-}
-
 /* An address replaced whole: IPv4 saddr/daddr, IPv6 one word of them. */
 static int xdpoff_flow_mangle_ip(const struct flow_action_entry *act,
 				 struct xdpoff_flow_parse *p)
@@ -190,10 +181,10 @@ static int xdpoff_flow_mangle_ip(const struct flow_action_entry *act,
 	if (off % 4)
 		return -EINVAL;
 	if (off >= saddr && off < saddr + len) {
-		xdpoff_flow_nat_first(p, XDPOFF_NAT_SRC);
+		p->addrs |= XDPOFF_NAT_SRC;
 		p->val.nat_saddr[(off - saddr) / 4] = act->mangle.val;
 	} else if (off >= daddr && off < daddr + len) {
-		xdpoff_flow_nat_first(p, XDPOFF_NAT_DST);
+		p->addrs |= XDPOFF_NAT_DST;
 		p->val.nat_daddr[(off - daddr) / 4] = act->mangle.val;
 	} else {
 		return -EINVAL;
@@ -290,7 +281,8 @@ static int xdpoff_flow_parse_actions(struct xdpoff_dev *xdev,
 	if (p->ports != p->addrs)
 		return xdpoff_flow_refuse(xdev, KBUILD_MODNAME
 			": flow with NAT of an address without its port");
-	p->val.nat |= p->addrs;
+	p->val.nat = p->addrs;
+	xdpoff_flow_csum_diffs(&p->key, &p->val);
 	return 0;
 }
 
@@ -314,17 +306,17 @@ static u32 xdpoff_flow_key_hash(const struct xdpoff_flow_key *key)
 static u64 xdpoff_flow_index_hash(const struct xdpoff_dev *xdev,
 				  const struct xdpoff_flow_key *key)
 {
-	u64 saddr[2], daddr[2];
+	u64 saddr[2], daddr[2], l4;
 	u32 ports;
 
 	memcpy(&ports, &key->sport, sizeof(ports));
+	l4 = xdpoff_flow_l4_word(ports, key->family, key->proto);
 	if (key->family == XDPOFF_F_IPV4)
 		return xdpoff_flow_hash4(xdev->seed, (__force u32)key->saddr[0],
-					 (__force u32)key->daddr[0], ports,
-					 key->proto);
+					 (__force u32)key->daddr[0], l4);
 	memcpy(saddr, key->saddr, sizeof(saddr));
 	memcpy(daddr, key->daddr, sizeof(daddr));
-	return xdpoff_flow_hash6(xdev->seed, saddr, daddr, ports, key->proto);
+	return xdpoff_flow_hash6(xdev->seed, saddr, daddr, l4);
 }
 
 /* The flow that holds @key in the map, whichever its cookie. */

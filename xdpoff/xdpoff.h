@@ -385,29 +385,33 @@ struct xdpoff_flow_key {
 };
 
 /* xdpoff_flow_val.nat: the NAT edits of the direction. */
-#define XDPOFF_NAT_SRC		(1U << 0)	/* sport, then saddr */
-#define XDPOFF_NAT_DST		(1U << 1)	/* dport, then daddr */
-#define XDPOFF_NAT_DST_FIRST	(1U << 2)	/* both: the dst pair first */
+#define XDPOFF_NAT_SRC		(1U << 0)	/* sport and saddr */
+#define XDPOFF_NAT_DST		(1U << 1)	/* dport and daddr */
 
 /*
  * What XDP does to a frame of the flow, as nf_flow_offload_ip_hook() and
  * nf_flow_offload_ipv6_hook() do in software: NAT ports and addresses
  * with incremental checksum updates, TTL / hop limit minus one, the MAC
- * addresses of the output route, then XDP_REDIRECT to ifindex.  packets,
- * bytes (from the network header on) and last_used (jiffies) are of the
- * frames XDP forwarded; the module reports them with FLOW_CLS_STATS.
+ * addresses of the output route, then XDP_REDIRECT to ifindex.  With
+ * NAT, the frame's addresses and ports become nat_saddr ... nat_dport,
+ * the key's where NAT leaves them (xdpoff_flow_csum_diffs() sets those);
+ * ip_csum and l4_csum are what the edits add to the checksums
+ * (xdpoff_csum_update()).  packets, bytes (from the network header on)
+ * and last_used (jiffies) are of the frames XDP forwarded; the module
+ * reports them with FLOW_CLS_STATS.
  */
 struct xdpoff_flow_val {
 	__u8	dmac[6];
 	__u8	smac[6];
-	__be32	nat_saddr[4];	/* XDPOFF_NAT_SRC */
-	__be32	nat_daddr[4];	/* XDPOFF_NAT_DST */
+	__be32	nat_saddr[4];	/* the tuple after NAT */
+	__be32	nat_daddr[4];
 	__be16	nat_sport;
 	__be16	nat_dport;
-	__u32	nat;		/* XDPOFF_NAT_* */
+	__u32	nat;		/* XDPOFF_NAT_*; 0: the tuple stays */
 	__u32	ifindex;	/* output device */
 	__u32	mtu;		/* the route's: longer frames go to software */
-	__u32	pad;
+	__u16	ip_csum;	/* IPv4 header: the NAT's and the TTL's change */
+	__u16	l4_csum;	/* transport checksum: the NAT's change */
 	__u64	packets;
 	__u64	bytes;
 	__u64	last_used;	/* jiffies_64; 0: none yet */
@@ -430,26 +434,30 @@ struct xdpoff_flow_entry {
 #define __always_inline inline __attribute__((always_inline))
 #endif
 
-static __always_inline __u64 xdpoff_flow_hash_l4(__u64 h, __u32 ports, __u8 family,
-					__u8 proto)
+/*
+ * The tuple's last word: ports (as a 32-bit load of the transport
+ * header's first four bytes reads them), family, protocol; what a 64-bit
+ * load of the key reads from sport on, pad being 0, on a little-endian
+ * machine.
+ */
+static __always_inline __u64 xdpoff_flow_l4_word(__u32 ports, __u8 family,
+						 __u8 proto)
 {
-	h = xdpoff_hash_word(h, ports | (__u64)family << 32 |
-				(__u64)proto << 40);
-	return xdpoff_hash_end(h);
+	return ports | (__u64)family << 32 | (__u64)proto << 40;
 }
 
-static __always_inline __u64 xdpoff_flow_hash4(__u64 seed, __u32 saddr, __u32 daddr,
-				      __u32 ports, __u8 proto)
+static __always_inline __u64 xdpoff_flow_hash4(__u64 seed, __u32 saddr,
+					       __u32 daddr, __u64 l4_word)
 {
 	__u64 h = xdpoff_hash_start(seed, 0);
 
 	h = xdpoff_hash_word(h, saddr | (__u64)daddr << 32);
-	return xdpoff_flow_hash_l4(h, ports, XDPOFF_F_IPV4, proto);
+	return xdpoff_hash_end(xdpoff_hash_word(h, l4_word));
 }
 
 static __always_inline __u64 xdpoff_flow_hash6(__u64 seed, const __u64 *saddr,
-				      const __u64 *daddr, __u32 ports,
-				      __u8 proto)
+					       const __u64 *daddr,
+					       __u64 l4_word)
 {
 	__u64 h = xdpoff_hash_start(seed, 0);
 
@@ -457,7 +465,106 @@ static __always_inline __u64 xdpoff_flow_hash6(__u64 seed, const __u64 *saddr,
 	h = xdpoff_hash_word(h, saddr[1]);
 	h = xdpoff_hash_word(h, daddr[0]);
 	h = xdpoff_hash_word(h, daddr[1]);
-	return xdpoff_flow_hash_l4(h, ports, XDPOFF_F_IPV6, proto);
+	return xdpoff_hash_end(xdpoff_hash_word(h, l4_word));
+}
+
+/*
+ * A flow's checksum updates, one per checksum and frame, whatever the NAT.
+ *
+ * The software flowtable edits a frame in steps (nf_flow_table_ip.c):
+ * each NATed port, then address, updates the transport checksum with
+ * inet_proto_csum_replace2/4/16(), each IPv4 address the header's with
+ * csum_replace4(), then ip_decrease_ttl() adds htons(0x0100) to it.  Each
+ * csum_replace step computes ~fold(S), S = ~(u32)check + the sum of ~from
+ * + to over the words it replaces, a one's complement sum: S is never 0
+ * (its first term is at least 0xffff0000), so fold(S) is in [1, 0xffff],
+ * congruent to S modulo 0xffff, and the new checksum in [0, 0xfffe]: the
+ * one value there congruent to ~check + sum(to - from).
+ * ip_decrease_ttl() keeps to that: check + 1 for check up to 0xfffd, 0
+ * for 0xfffe, 1 for 0xffff.  A chain of such steps therefore leaves the
+ * value of [0, 0xfffe] congruent to ~check + the sum of every step's
+ * change, whatever their order and number, and one update with the sum
+ * of the changes, computed once per flow, gives the same bytes.  UDP: a
+ * zero checksum is left alone, and a result of 0 is written 0xffff
+ * (CSUM_MANGLED_0), which the next step takes as 0 would be taken
+ * (xdpoff_l4_csum_update()).  tests/lib/csumcheck.c checks it all
+ * against the steps.
+ */
+static __always_inline __u16 xdpoff_csum_update(__u16 check, __u16 diff)
+{
+	/*
+	 * ~check + diff: congruent to ~(u32)check + diff, and not 0 with
+	 * @diff in [1, 0xffff], as xdpoff_flow_csum_diffs() leaves it: in
+	 * [1, 0x1fffe], which one fold brings to [1, 0xffff].
+	 */
+	__u32 s = 0xffff + diff - check;
+
+	s = (s & 0xffff) + (s >> 16);
+	return (__u16)~s;
+}
+
+/* The transport checksum: UDP's only when set, and never set to 0. */
+static __always_inline __u16 xdpoff_l4_csum_update(__u16 check, __u16 diff,
+						   int udp)
+{
+	__u16 c;
+
+	if (udp && !check)
+		return 0;
+	c = xdpoff_csum_update(check, diff);
+	return udp && !c ? 0xffff : c;
+}
+
+/*
+ * @s (a sum of 32-bit words, below 2^48) folded to 16 bits, congruent
+ * modulo 0xffff, and not 0 unless @s is.
+ */
+static __always_inline __u16 xdpoff_csum_fold64(__u64 s)
+{
+	s = (s & 0xffffffff) + (s >> 32);
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return (__u16)((s & 0xffff) + (s >> 16));
+}
+
+/* The TTL's step: ip_decrease_ttl() adds htons(0x0100) to the checksum. */
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define XDPOFF_CSUM_TTL		0xfffe	/* ~htons(0x0100) */
+#else
+#define XDPOFF_CSUM_TTL		0xfeff
+#endif
+
+/*
+ * A flow's tuple after NAT, where NAT leaves it as @key has it, and the
+ * checksums' changes: the sum of ~from + to over the words that change
+ * (ports as inet_proto_csum_replace2() widens them), and the TTL's.
+ * Neither sum is 0 (~from + to is not), nor is either change once folded.
+ */
+static inline void xdpoff_flow_csum_diffs(const struct xdpoff_flow_key *key,
+					  struct xdpoff_flow_val *val)
+{
+	int i, n = key->family == XDPOFF_F_IPV4 ? 1 : 4;
+	__u64 ip = 0, l4 = 0;
+
+	if (!(val->nat & XDPOFF_NAT_SRC)) {
+		for (i = 0; i < 4; i++)
+			val->nat_saddr[i] = key->saddr[i];
+		val->nat_sport = key->sport;
+	}
+	if (!(val->nat & XDPOFF_NAT_DST)) {
+		for (i = 0; i < 4; i++)
+			val->nat_daddr[i] = key->daddr[i];
+		val->nat_dport = key->dport;
+	}
+	for (i = 0; i < n; i++) {
+		ip += (__u32)~(__u32)key->saddr[i] + (__u64)(__u32)val->nat_saddr[i];
+		ip += (__u32)~(__u32)key->daddr[i] + (__u64)(__u32)val->nat_daddr[i];
+	}
+	l4 = ip;
+	l4 += (__u32)~(__u32)key->sport + (__u64)val->nat_sport;
+	l4 += (__u32)~(__u32)key->dport + (__u64)val->nat_dport;
+	val->ip_csum = xdpoff_csum_fold64(ip + XDPOFF_CSUM_TTL);
+	val->l4_csum = xdpoff_csum_fold64(l4);
 }
 
 /*

@@ -384,9 +384,11 @@ static int fill_flows(struct xdpoff_bpf *skel, unsigned int n)
 		__u32 ports;
 		__u64 h;
 
+		xdpoff_flow_csum_diffs(&e.key, &e.val);
 		memcpy(&ports, &e.key.sport, sizeof(ports));
 		h = xdpoff_flow_hash4(meta.seed, e.key.saddr[0], e.key.daddr[0],
-				      ports, e.key.proto);
+				      xdpoff_flow_l4_word(ports, e.key.family,
+							  e.key.proto));
 		bidx = h & (nb - 1);
 		if (bpf_map_update_elem(flows_fd, &j, &e, BPF_ANY) ||
 		    bpf_map_lookup_elem(index_fd, &bidx, &b))

@@ -34,6 +34,16 @@ observed() {
 	nft_counter netdev obs in "$1"
 }
 
+# The arithmetic first: XDP updates each checksum once per frame with what
+# the flow's edits add to it; the software flowtable in steps.  Random
+# flows and checksums, edges included (tests/lib/csumcheck.c).
+if out=$("$BUILD/tests/csumcheck" 2>&1); then
+	ok "checksums: one update per checksum gives the bytes of the software flowtable's steps"
+else
+	not_ok "checksums: one update per checksum gives the bytes of the software flowtable's steps"
+fi
+printf '%s\n' "$out" | diag
+
 # A flowtable refused before the module is loaded: the kernel keeps the
 # record of its failed bind (flow_indir_dev_list), data pointing at the
 # freed flowtable, and replays it to every driver that registers later.
