@@ -369,6 +369,18 @@ int xdpoff_flow_replace(const struct xdpoff_port *port,
 
 	if (!xdev->netdev || !xdpoff_flow_ours(rule, xdev))
 		return -EOPNOTSUPP;
+	/*
+	 * Frames that come in tagged or in a PPPoE session: the flow_rule
+	 * says so for a VLAN (a VLAN match), not for PPPoE (6.1 and 6.12
+	 * match and pop no PPPoE header); the tuple does.  XDP leaves such
+	 * frames to software: a flow held for them would never be used,
+	 * and conntrack would say [HW_OFFLOAD].
+	 */
+	if (tuple->encap_num)
+		return xdpoff_flow_refuse(xdev,
+			tuple->encap[0].proto == htons(ETH_P_PPP_SES) ?
+			KBUILD_MODNAME ": PPPoE flow: not offloaded" :
+			KBUILD_MODNAME ": flow through a VLAN device: not offloaded");
 
 	err = xdpoff_flow_parse_match(xdev, rule, &p);
 	if (err)

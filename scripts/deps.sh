@@ -24,8 +24,9 @@ PACKAGES=(
 	nftables iproute2 ethtool python3 util-linux procps
 	# the churn test drives nft in-process (libnftables)
 	python3-nftables
-	# the flowtable test: conntrack -L (HW_OFFLOAD), -D
-	conntrack
+	# the flowtable test: conntrack -L (HW_OFFLOAD), -D; a PPPoE session
+	# (pppd with the kernel's PPPoE, pppoe-server) and a flow through it
+	conntrack ppp pppoe
 	# the libxdp test: xdp-filter and xdp-loader beside xdpoff
 	xdp-tools
 	# make deb, and the boot test, which installs the packages in the

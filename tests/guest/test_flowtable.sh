@@ -299,6 +299,86 @@ check_eq "... no flow in eth1's map" 0 "$(map_count eth1 xdpoff_flows)"
 check "nft delete table inet fw, attach eth2 again" \
 	sh -c "nft delete table inet fw && $XDPOFF attach eth2"
 
+# -- refused: a flow into a tunnel stays in software ------------------------
+# A route with lightweight-tunnel encapsulation (ip route ... encap ip, out
+# of a VXLAN device in external mode): the flowtable hands eth1's callback
+# the flow with a TUNNEL_ENCAP action, which xdpoff refuses.  One way only
+# (the server does not decapsulate): UDP is offloaded from its second
+# datagram on, as soon as conntrack has confirmed it.
+check "a flowtable on eth1, a route into a VXLAN tunnel (lwt encap)" sh -c "
+	ip link add vxlan0 type vxlan external dstport 4789 dev eth2 &&
+	ip link set vxlan0 up &&
+	ip route add 10.9.0.0/24 encap ip id 42 dst 10.2.0.2 dev vxlan0 &&
+	ip neigh add 10.9.0.2 lladdr 02:00:00:00:00:09 dev vxlan0 nud permanent &&
+	nft -f - <<'EOT'
+table inet fw {
+	flowtable ft { hook ingress priority 0; devices = { eth1 }; flags offload; }
+	chain forward { type filter hook forward priority 0; policy accept;
+		meta l4proto udp flow add @ft
+	}
+}
+EOT"
+ip netns exec "$CLI" $FT udp-ping 10.1.0.2 40032 10.9.0.2 7 3 >/dev/null
+WAIT_TIMEOUT=30 check "udp 10.1.0.2:40032 into the tunnel: in the software flowtable ([OFFLOAD] in conntrack)" \
+	wait_for sh -c "conntrack -L -p udp --sport 40032 2>/dev/null | grep -q '\[OFFLOAD\]'"
+check "... refused by xdpoff: show says why" \
+	sh -c "$XDPOFF show eth1 | grep -q 'last error: .*tunnel flow: not offloaded'"
+check_eq "... no flow in eth1's map" 0 "$(map_count eth1 xdpoff_flows)"
+"$XDPOFF" show eth1 | grep -v '^  flow ' | diag
+conntrack -L -p udp --sport 40032 2>&1 | diag
+nft delete table inet fw
+ip link del vxlan0
+
+# -- refused: a flow out of a PPPoE session stays in software ---------------
+# The server's netns runs a PPPoE access concentrator on eth3
+# (pppoe-server, user mode); the guest dials in over eth2 with pppd and
+# the kernel's PPPoE (ppp0, 10.4.0.1 -- 10.4.0.2).  A flow from the client
+# to 10.4.0.2 leaves eth2 in the session: the flowtable hands eth1's
+# callback a PPPOE_PUSH action, which xdpoff refuses.  The replies come in
+# on eth2 in PPPoE: the kernel's flow_rule for that direction does not say
+# so, its tuple does (encap), and xdpoff refuses that one too: neither
+# direction in XDP, so conntrack does not say [HW_OFFLOAD].
+PPP=$(mktemp -d)
+printf 'noauth\nlcp-echo-interval 0\nnodefaultroute\n' >"$PPP/server-options"
+modprobe pppoe 2>/dev/null
+ip netns exec "$SRV" pppoe-server -I eth3 -L 10.4.0.2 -R 10.4.0.1 -N 1 \
+	-O "$PPP/server-options"
+check "pppd dials a PPPoE session over eth2 (ppp0: 10.4.0.1 -- 10.4.0.2)" \
+	timeout 60 pppd plugin pppoe.so nic-eth2 noauth noipdefault \
+		nodefaultroute lcp-echo-interval 0 unit 0 maxfail 1 updetach
+ip -n "$SRV" route add 10.1.0.0/24 dev ppp0 2>/dev/null
+check "a flowtable on eth1 and eth2, the session's way out" nft -f - <<'EOT'
+table inet fw {
+	flowtable ft { hook ingress priority 0; devices = { eth1, eth2 }; flags offload; }
+	chain forward { type filter hook forward priority 0; policy accept;
+		meta l4proto udp flow add @ft
+	}
+}
+EOT
+r1=$(xdp_redirects eth1) r2=$(xdp_redirects eth2)
+out=$(ip netns exec "$CLI" $FT udp-ping 10.1.0.2 40033 10.4.0.2 7 20)
+check_eq "udp 10.1.0.2:40033 to 10.4.0.2, through the PPPoE session" "sent 20 echoed 20" "$out"
+WAIT_TIMEOUT=30 check "... in the flowtable (OFFLOAD in conntrack)" \
+	wait_for sh -c "conntrack -L -p udp --sport 40033 2>/dev/null | grep -q OFFLOAD"
+WAIT_TIMEOUT=30 check "... refused by xdpoff on eth1 and on eth2: show says why" \
+	wait_for sh -c "$XDPOFF show eth1 | grep -q 'last error: .*PPPoE flow: not offloaded' &&
+		$XDPOFF show eth2 | grep -q 'last error: .*PPPoE flow: not offloaded'"
+m1=$(map_count eth1 xdpoff_flows) m2=$(map_count eth2 xdpoff_flows)
+check "... no flow in the maps ($m1 on eth1, $m2 on eth2), not [HW_OFFLOAD] in conntrack" \
+	sh -c "[ $m1 = 0 ] && [ $m2 = 0 ] &&
+		! conntrack -L -p udp --sport 40033 2>/dev/null | grep -q HW_OFFLOAD"
+out=$(ip netns exec "$CLI" $FT udp-ping 10.1.0.2 40033 10.4.0.2 7 20)
+x1=$(( $(xdp_redirects eth1) - r1 )) x2=$(( $(xdp_redirects eth2) - r2 ))
+check "... and goes on in software: $out, none redirected in XDP ($x1 on eth1, $x2 on eth2)" \
+	test "$out" = "sent 20 echoed 20" -a "$x1" = 0 -a "$x2" = 0
+{ "$XDPOFF" show eth1; "$XDPOFF" show eth2; } | diag
+conntrack -L -p udp --sport 40033 2>&1 | diag
+nft delete table inet fw
+pkill -x pppd
+ip netns exec "$SRV" pkill -x pppoe-server
+WAIT_TIMEOUT=10 wait_for sh -c "! ip link show ppp0 >/dev/null 2>&1 && ! pgrep -x pppd >/dev/null"
+rm -rf "$PPP"
+
 # -- the flowtable among offloaded chains and tc filters on eth1 ------------
 # Hook order on eth1: tc ingress, then the nf ingress hooks by priority:
 # a chain at 10, the flowtable at 20, a chain at 30 (nf_tables offloads
