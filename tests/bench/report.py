@@ -545,15 +545,17 @@ def insn_section(md, csv, recs, missing, out):
     md.append("A guest of one vCPU under QEMU's `-icount shift=0`: its clock advances 1 ns per "
               "instruction executed, so the vCPU's non-idle guest time is an instruction count. "
               "tests/bench/feed.py writes 64-byte UDP frames from the host into eth1's UDP "
-              "socket backend (127.0.0.1) as fast as it goes; the receive ring "
-              "(1,024 entries) stays full and NAPI polls 64 frames at a time. insn/frame: the window's "
+              "socket backend (127.0.0.1) as fast as it goes; eth1's NAPI interrupts are "
+              "deferred (napi_defer_hard_irqs, gro_flush_timeout 4 ms), so that a poll finds "
+              "the receive ring (1,024 entries) full whether or not the host keeps up, and "
+              "takes 64 frames. insn/frame: the window's "
               "non-idle guest time (/proc/timer_list) over eth1's frames: driver, allocator, "
               "XDP, stack, nft/tc and whatever else the vCPU ran (timers, RCU), counted, not "
               "timed. prog: the XDP program's own instructions per run (bpf_stats run_time_ns, "
               f"two clock reads included). Medians of {reps} windows per mode (min-max), "
               "init_on_alloc=1 (Debian's default) and =0. busy: the vCPU's non-idle share of "
-              "the window (below 99 %: the host did not feed it fast enough, and the figure "
-              "includes interrupts NAPI would otherwise have polled past).")
+              "the window (below 99 %: it drained the ring faster than the host filled it, "
+              "and waited for the deferral's timer, idle; idle time is not counted).")
     md.append("")
     md.append("| mode | what | insn/frame | vs limit | prog insn | busy | "
               "insn/frame, init_on_alloc=0 | vs limit |")
