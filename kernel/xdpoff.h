@@ -142,6 +142,7 @@ struct xdpoff_dev {
 	DECLARE_HASHTABLE(flow_table, XDPOFF_FLOW_HASH_BITS); /* by cookie */
 	DECLARE_HASHTABLE(flow_keys, XDPOFF_FLOW_HASH_BITS); /* by map key */
 	u32			nr_flows;
+	u64			flow_replaces;	/* REPLACEs of its flows taken */
 	/* Flow slots, max_flows bits each: as stats_used, slots_dirty. */
 	unsigned long		*flows_used;
 	unsigned long		*flows_dirty;

@@ -52,6 +52,8 @@ void xdpoff_debugfs_dev_add(struct xdpoff_dev *xdev)
 	debugfs_create_file("rules", 0400, xdev->ddir, xdev,
 			    &xdpoff_rules_fops);
 	debugfs_create_u32("blocks", 0400, xdev->ddir, &xdev->nr_blocks);
+	debugfs_create_u64("flow_replaces", 0400, xdev->ddir,
+			   &xdev->flow_replaces);
 	debugfs_create_file("last_error", 0400, xdev->ddir, xdev,
 			    &xdpoff_last_error_fops);
 }

@@ -402,7 +402,20 @@ int xdpoff_flow_replace(const struct xdpoff_port *port,
 	 */
 	p.val.mtu = tuple->mtu;
 
+	xdev->flow_replaces++;
 	old = xdpoff_flow_find(xdev, f->cookie);
+	/*
+	 * The flowtable offers an offloaded flow again whenever its software
+	 * path refreshes the flow's timeout (flow_offload_refresh(), for a
+	 * frame that reached software: sent before the flow was installed,
+	 * or held back by a tc filter in software).  The flow stays as it
+	 * is, its counters too: reinstalled, frames would miss it meanwhile,
+	 * and what XDP counted since the last FLOW_CLS_STATS would be lost.
+	 */
+	if (old && old->port == port && old->out == out &&
+	    !memcmp(&old->key, &p.key, sizeof(p.key)) &&
+	    !memcmp(&old->val, &p.val, sizeof(p.val)))
+		return 0;
 	if (old)
 		xdpoff_flow_free(xdev, old);
 	/*

@@ -34,6 +34,17 @@ observed() {
 	nft_counter netdev obs in "$1"
 }
 
+# flow_packets DEV TEXT: the packets XDP counted for DEV's flow TEXT...
+flow_packets() {
+	"$XDPOFF" show "$1" | grep -F -- "  flow $2" |
+		sed -n 's/.*  packets \([0-9]*\) .*/\1/p'
+}
+
+# flow_replaces DEV: the REPLACE commands the module took for DEV's flows.
+flow_replaces() {
+	cat "/sys/kernel/debug/xdpoff/$1/flow_replaces"
+}
+
 # The arithmetic first: XDP updates each checksum once per frame with what
 # the flow's edits add to it; the software flowtable in steps.  Random
 # flows and checksums, edges included (tests/lib/csumcheck.c).
@@ -117,6 +128,34 @@ check_eq "... and software's ingress chain on eth1 saw none of them" "$o" "$(obs
 WAIT_TIMEOUT=20 check "conntrack's counter includes what XDP forwarded (>= 220 packets)" \
 	wait_for sh -c "[ \"\$(conntrack -L -p udp --dport 7 2>/dev/null | grep -o 'packets=[0-9]*' | head -n1 | cut -d= -f2)\" -ge 220 ]"
 conntrack -L -p udp --dport 7 2>&1 | diag
+
+# The flowtable offers an offloaded flow again whenever its software path
+# refreshes the flow (flow_offload_refresh(), at most once a second of the
+# flow's timeout): for frames sent before XDP had the flow, or held back,
+# as here by a tc filter xdpoff cannot take (ARP), which software runs
+# before the flowtable.  The flow must stay as it is: reinstalled, frames
+# would reach software meanwhile and its counters would start again.
+F1="udp 10.1.0.2:40001 > 10.2.0.2:7 "
+p0=$(flow_packets eth1 "$F1") n0=$(flow_replaces eth1)
+tc qdisc add dev eth1 ingress
+tc filter add dev eth1 ingress prio 1 protocol arp flower arp_op request action drop
+r1=$(xdp_redirects eth1)
+ping_until_offered() {
+	ip netns exec "$CLI" $FT udp-ping 10.1.0.2 40001 10.2.0.2 7 1 >/dev/null
+	[ "$(flow_replaces eth1)" -gt "$n0" ]
+}
+check "held back from XDP by a tc filter in software, datagrams through software make the flowtable offer the flow again" \
+	wait_for ping_until_offered
+check_eq "... none of them redirected in XDP on eth1" 0 "$(( $(xdp_redirects eth1) - r1 ))"
+tc qdisc del dev eth1 ingress
+r1=$(xdp_redirects eth1) o=$(observed udp7)
+out=$(ip netns exec "$CLI" $FT udp-ping 10.1.0.2 40001 10.2.0.2 7 200)
+check_eq "... the filter gone: 200 datagrams and their echoes" "sent 200 echoed 200" "$out"
+check_eq "... eth1 redirected the 200 in XDP" 200 "$(( $(xdp_redirects eth1) - r1 ))"
+check_eq "... software's ingress chain on eth1 saw none of them" "$o" "$(observed udp7)"
+p1=$(flow_packets eth1 "$F1")
+check "... the flow kept its counters (packets $p0, then $p1)" \
+	test "${p1:-0}" -ge $(( ${p0:-0} + 200 ))
 
 # -- TCP, IPv4, masqueraded: a bulk transfer ------------------------------
 r1=$(xdp_redirects eth1)
@@ -218,6 +257,10 @@ sysctl -qw net.netfilter.nf_flowtable_udp_timeout="$ft_timeout"
 many_in() {
 	[ "$(flows "$1" | grep -c "$2")" -ge 1000 ]
 }
+# The flows installed first must not idle out while the last are installed
+# (minutes on the debug kernel, past the default 30 s): this is about
+# capacity, not timeouts.
+sysctl -qw net.netfilter.nf_flowtable_udp_timeout=600
 out=$(ip netns exec "$CLI" $FT udp-many 10.1.0.2 20000 10.2.0.2 7 1000 2)
 check_eq "1,000 UDP connections (ports 20000-20999), two datagrams each" \
 	"sent 2000 echoed 2000" "$out"
@@ -233,6 +276,7 @@ check "... forwarded in XDP both ways ($(( $(xdp_redirects eth1) - r1 )) on eth1
 check_eq "... software's ingress chain on eth1 saw none of them" "$o" "$(observed udp7)"
 check "... conntrack lists the 1,000 [HW_OFFLOAD]" sh -c "[ \$(conntrack -L -p udp 2>/dev/null |
 	grep 'sport=2[0-9][0-9][0-9][0-9] dport=7 ' | grep -c HW_OFFLOAD) -ge 1000 ]"
+sysctl -qw net.netfilter.nf_flowtable_udp_timeout="$ft_timeout"
 
 # -- rmmod with flows offloaded -------------------------------------------
 out=$(ip netns exec "$CLI" $FT udp-ping 10.1.0.2 40001 10.2.0.2 7 20)
@@ -387,6 +431,9 @@ rm -rf "$PPP"
 # chain at 10 the second, and the chain at 30, after the flowtable, drops
 # udp dport 7: the third, forwarded by the flowtable before it, goes on; a
 # new connection, which the flowtable does not know, is dropped there.
+# The three must not idle out (30 s) while the filters and chains go in
+# and the first two are tried: this is about order, not timeouts.
+sysctl -qw net.netfilter.nf_flowtable_udp_timeout=600
 check "the offloaded flowtable at priority 20, for the order test" \
 	load_udp_flowtable 20
 for p in 40020 40021 40022; do
@@ -432,6 +479,7 @@ check "... counted by the chain at 30" test "$(nft_counter netdev order after dp
 nft delete table netdev order
 tc qdisc del dev eth1 clsact
 nft delete table inet fw
+sysctl -qw net.netfilter.nf_flowtable_udp_timeout="$ft_timeout"
 
 # -- fidelity: XDP's frames are the software flowtable's, byte for byte ---
 # The same ruleset with and without `flags offload`; in each, four UDP
