@@ -186,11 +186,14 @@ mark() {
 	echo "@mark $1" >&3
 }
 
-# rx_xdp DEV: "RECEIVED DECIDED": DEV's frames received, and dropped or
-# redirected by XDP (virtio-net's per-queue counters, one ethtool -S).
+# rx_xdp DEV: "RECEIVED DECIDED": DEV's frames received (rx_packets, which
+# virtio-net counts before XDP runs), and dropped or redirected by XDP
+# (its per-queue counters, one ethtool -S; 6.12's ethtool -S no longer
+# lists the queues' packets, which moved to netlink's qstats).
 rx_xdp() {
-	ethtool -S "$1" | awk '
-		$1 ~ /^rx(_queue_)?[0-9]+_packets:$/ { n += $2 }
+	local n
+	n=$(cat "/sys/class/net/$1/statistics/rx_packets")
+	ethtool -S "$1" | awk -v n="$n" '
 		$1 ~ /^rx(_queue_)?[0-9]+_xdp_(drops|redirects):$/ { d += $2 }
 		END { print n + 0, d + 0 }'
 }
