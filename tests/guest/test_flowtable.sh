@@ -155,7 +155,7 @@ check_eq "... eth1 redirected the 200 in XDP" 200 "$(( $(xdp_redirects eth1) - r
 check_eq "... software's ingress chain on eth1 saw none of them" "$o" "$(observed udp7)"
 p1=$(flow_packets eth1 "$F1")
 check "... the flow kept its counters (packets $p0, then $p1)" \
-	test "${p1:-0}" -ge $(( ${p0:-0} + 200 ))
+	test -n "$p0" -a "${p1:-0}" -ge $(( ${p0:-0} + 200 ))
 
 # -- TCP, IPv4, masqueraded: a bulk transfer ------------------------------
 r1=$(xdp_redirects eth1)
