@@ -228,15 +228,20 @@ check "... its flows leave eth1's and eth2's maps" \
 	wait_for sh -c "! $XDPOFF show eth1 | grep -qF 'flow udp [fd01::2]' &&
 		! $XDPOFF show eth2 | grep -qF 'flow udp [fd02::2]'"
 
+# udp_timeout [SECONDS]: sets the flowtable's UDP timeout; without
+# SECONDS, puts back the one the test began with.
+ft_timeout=$(sysctl -n net.netfilter.nf_flowtable_udp_timeout)
+udp_timeout() {
+	sysctl -qw net.netfilter.nf_flowtable_udp_timeout="${1:-$ft_timeout}"
+}
+
 # -- timeouts: XDP's traffic keeps a flow alive; an idle one expires -------
 # The flowtable's UDP timeout (30 s by default) is 10 s here: sysctl
 # net.netfilter.nf_flowtable_udp_timeout, which the flowtable reads each
 # time it sets a flow's timeout.  For 15 s every frame of this connection
 # goes through XDP, software sees none: only FLOW_CLS_STATS's lastused
 # keeps the flow from expiring.  Then it idles out.
-ft_timeout=$(sysctl -n net.netfilter.nf_flowtable_udp_timeout)
-check "the flowtable's UDP timeout set to 10 s" \
-	sysctl -qw net.netfilter.nf_flowtable_udp_timeout=10
+check "the flowtable's UDP timeout set to 10 s" udp_timeout 10
 out=$(ip netns exec "$CLI" $FT udp-ping 10.1.0.2 40005 10.2.0.2 7 5)
 WAIT_TIMEOUT=30 check "a new connection (udp 40005) is offloaded" \
 	wait_for has_flow eth1 "udp 10.1.0.2:40005 > 10.2.0.2:7"
@@ -249,7 +254,7 @@ check "... the flow is still offloaded after 15 s, past the 10 s timeout" \
 WAIT_TIMEOUT=60 check "idle, it expires and leaves eth1's and eth2's maps" \
 	wait_for sh -c "! $XDPOFF show eth1 | grep -qF 'flow udp 10.1.0.2:40005' &&
 		! $XDPOFF show eth2 | grep -qF ':7 > 10.2.0.1:40005'"
-sysctl -qw net.netfilter.nf_flowtable_udp_timeout="$ft_timeout"
+udp_timeout
 
 # -- 1,000 connections at once --------------------------------------------
 # Two rounds open them (the second datagram of a UDP connection, its
@@ -260,7 +265,7 @@ many_in() {
 # The flows installed first must not idle out while the last are installed
 # (minutes on the debug kernel, past the default 30 s): this is about
 # capacity, not timeouts.
-sysctl -qw net.netfilter.nf_flowtable_udp_timeout=600
+udp_timeout 600
 out=$(ip netns exec "$CLI" $FT udp-many 10.1.0.2 20000 10.2.0.2 7 1000 2)
 check_eq "1,000 UDP connections (ports 20000-20999), two datagrams each" \
 	"sent 2000 echoed 2000" "$out"
@@ -276,7 +281,7 @@ check "... forwarded in XDP both ways ($(( $(xdp_redirects eth1) - r1 )) on eth1
 check_eq "... software's ingress chain on eth1 saw none of them" "$o" "$(observed udp7)"
 check "... conntrack lists the 1,000 [HW_OFFLOAD]" sh -c "[ \$(conntrack -L -p udp 2>/dev/null |
 	grep 'sport=2[0-9][0-9][0-9][0-9] dport=7 ' | grep -c HW_OFFLOAD) -ge 1000 ]"
-sysctl -qw net.netfilter.nf_flowtable_udp_timeout="$ft_timeout"
+udp_timeout
 
 # -- rmmod with flows offloaded -------------------------------------------
 out=$(ip netns exec "$CLI" $FT udp-ping 10.1.0.2 40001 10.2.0.2 7 20)
@@ -433,7 +438,7 @@ rm -rf "$PPP"
 # new connection, which the flowtable does not know, is dropped there.
 # The three must not idle out (30 s) while the filters and chains go in
 # and the first two are tried: this is about order, not timeouts.
-sysctl -qw net.netfilter.nf_flowtable_udp_timeout=600
+udp_timeout 600
 check "the offloaded flowtable at priority 20, for the order test" \
 	load_udp_flowtable 20
 for p in 40020 40021 40022; do
@@ -479,7 +484,7 @@ check "... counted by the chain at 30" test "$(nft_counter netdev order after dp
 nft delete table netdev order
 tc qdisc del dev eth1 clsact
 nft delete table inet fw
-sysctl -qw net.netfilter.nf_flowtable_udp_timeout="$ft_timeout"
+udp_timeout
 
 # -- fidelity: XDP's frames are the software flowtable's, byte for byte ---
 # The same ruleset with and without `flags offload`; in each, four UDP
