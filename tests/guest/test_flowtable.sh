@@ -536,11 +536,16 @@ $FLOW6"
 	fi
 	kill "$e4" "$e6"
 	wait "$e4" "$e6" 2>/dev/null
-	ip netns exec "$SRV" $FT capture eth3 udp 9 600 60 >"$WORK/$mode.fwd" &
+	# The captures end with 600 frames each, or when told the senders
+	# are done (SIGTERM): a python start between two senders may take
+	# seconds on the debug kernel, a silence no capture may end on.
+	rm -f "$WORK"/ready.*
+	ip netns exec "$SRV" $FT capture eth3 udp 9 600 600 "$WORK/ready.fwd" >"$WORK/$mode.fwd" &
 	local c1=$!
-	ip netns exec "$CLI" $FT capture eth0 udp 41001,41002,41003,41004 600 60 >"$WORK/$mode.rev" &
+	ip netns exec "$CLI" $FT capture eth0 udp 41001,41002,41003,41004 600 600 \
+		"$WORK/ready.rev" >"$WORK/$mode.rev" &
 	local c2=$!
-	sleep 1
+	WAIT_TIMEOUT=60 wait_for test -e "$WORK/ready.fwd" -a -e "$WORK/ready.rev"
 	while read -r name ca cp sa sp ra len; do
 		ip netns exec "$CLI" python3 "$SENDFRAME" eth0 --dmac "$M1" --smac "$M0" \
 			--saddr "$ca" --daddr "$sa" --proto udp --sport "$cp" \
@@ -552,6 +557,7 @@ $FLOW6"
 			--dport "$cp" --payload-len "$len" --count 150 --seq
 	done <<<"$FLOWS4
 $FLOW6"
+	kill -TERM "$c1" "$c2" 2>/dev/null
 	wait "$c1" "$c2"
 }
 

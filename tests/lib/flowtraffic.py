@@ -22,9 +22,13 @@
   flowtraffic.py tcp-send SADDR SPORT DADDR DPORT BYTES SEED
                                                BYTES of seeded data; prints
                                                "sent HASH got HASH"
-  flowtraffic.py capture DEV PROTO PORTS N SECS raw frames on DEV to one
-                                               of PORTS (a,b,...), as hex
-                                               lines, up to N or SECS
+  flowtraffic.py capture DEV PROTO PORTS N SECS READY
+                                               raw frames on DEV to one of
+                                               PORTS (a,b,...), as hex
+                                               lines: up to N, SECS at
+                                               most, or on SIGTERM what
+                                               came until then; creates
+                                               the file READY once bound
 
   flowtraffic.py compare A B                   frames of two captures of
                                                sendframe.py --seq frames,
@@ -39,6 +43,7 @@ import hashlib
 import random
 import resource
 import select
+import signal
 import socket
 import sys
 import threading
@@ -197,21 +202,41 @@ def tcp_send(saddr, sport, daddr, dport, nbytes, seed):
     return 0 if got.decode() == h.hexdigest() else 1
 
 
-def capture(dev, proto, ports, n, secs):
-    """Frames on DEV whose TCP/UDP destination port is one of PORTS."""
+def capture(dev, proto, ports, n, secs, ready):
+    """
+    Frames on DEV whose TCP/UDP destination port is one of PORTS.  The
+    sender tells it when it is done (SIGTERM): what is queued by then, and
+    what follows within a second, is read; no silence ends it before, as
+    the start of a sender may take seconds on a debug kernel.
+    """
     ports = {int(p) for p in ports.split(",")}
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
     s.bind((dev, 0))
+    # SIGTERM wakes select() through this pair (the handler runs late)
+    wake_r, wake_w = socket.socketpair()
+    wake_r.setblocking(False)
+    wake_w.setblocking(False)
+    signal.set_wakeup_fd(wake_w.fileno())
+    signal.signal(signal.SIGTERM, lambda *_: None)
+    open(ready, "w").close()
     want = {"tcp": 6, "udp": 17}[proto]
     end = time.time() + float(secs)
     got = 0
+    stopping = False
     while got < int(n):
-        # up to SECS in all, and 5 s of silence once frames came
         left = end - time.time()
-        if got:
-            left = min(left, 5)
-        if left <= 0 or not select.select([s], [], [], left)[0]:
+        if stopping:
+            left = min(left, 1)
+        if left <= 0:
+            break
+        r = select.select([s, wake_r], [], [], left)[0]
+        if wake_r in r:
+            wake_r.recv(64)
+            stopping = True
+        if s not in r:
+            if stopping and wake_r in r:
+                continue
             break
         f, meta = s.recvfrom(65535)
         if meta[2] == socket.PACKET_OUTGOING:
