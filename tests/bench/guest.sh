@@ -601,8 +601,9 @@ fwd_rig_up() {
 			$((i >> 16 & 255)) $((i >> 24 & 255))) ||
 		die "cannot configure $FWD_OBJ"
 	# (the insn section's guest, one vCPU, has no pktgen thread 1: the
-	# host feeds its frames)
-	[ "$(nproc)" -gt 1 ] || return 0
+	# host feeds its frames.  --all: pin_rig has put this script on one
+	# vCPU, and nproc alone counts the CPUs it may run on)
+	[ "$(nproc --all)" -gt 1 ] || return 0
 	pg_setup $TX $GEN_CPU start_xmit 1
 	pgset $TX "dst $FWD_DADDR"
 }
