@@ -234,9 +234,8 @@ def capture(dev, proto, ports, n, secs, ready):
         if wake_r in r:
             wake_r.recv(64)
             stopping = True
-        if s not in r:
-            if stopping and wake_r in r:
-                continue
+            continue
+        if not r:
             break
         f, meta = s.recvfrom(65535)
         if meta[2] == socket.PACKET_OUTGOING:
