@@ -139,6 +139,28 @@ check_num() {
 	esac
 }
 
+# stall_check WINDOW: a window in which eth1 received no frame stalled
+# (seen twice in fwd_max, at pktgen's full rate into an XDP_REDIRECT:
+# vCPU 0 busy throughout, the program never run; report.py leaves such a
+# window out).  Say what vCPU 0 is doing: perf's hottest symbols over 2 s
+# and the softirqs it ran meanwhile, and the NICs' queue counters.  (Not
+# sysrq's backtraces: the rig fails a run on a "Call Trace" in dmesg.)
+stall_check() {
+	local d
+	case " $1 " in *" frames=0 "*) ;; *) return 0 ;; esac
+	say "stall: ${1##*mark=}: eth1 received no frame; vCPU $RX_CPU now:"
+	grep -E '^ *CPU|NET_RX|NET_TX|TIMER|SCHED' /proc/softirqs | sed 's/^/# stall: /'
+	perf record -q -C "$RX_CPU" -g -o "$WORK/stall.data" -- sleep 2 >/dev/null 2>&1 &&
+		perf report -q -i "$WORK/stall.data" --stdio --no-children --sort sym \
+			-g none 2>/dev/null | grep -v '^$' | head -20 | sed 's/^/# stall: /'
+	grep -E '^ *CPU|NET_RX|NET_TX|TIMER|SCHED' /proc/softirqs | sed 's/^/# stall: /'
+	for d in $RX ${OUT_DEV:-}; do
+		ethtool -S "$d" 2>/dev/null | grep -vE ': 0$' | tr -s ' ' |
+			paste -sd ' ' | sed "s/^/# stall: $d: /"
+	done
+	rm -f "$WORK/stall.data"
+}
+
 # modes LIST...: LIST less what --modes leaves out.
 modes() {
 	local m
@@ -518,6 +540,7 @@ measure() {
 	id=$mode${1:+.${1#*=}}
 	w=$(window "$DUR" "$sec.$id.$REP")
 	emit "sec=$sec mode=$mode $* rep=$REP $w"
+	stall_check "$w"
 	check_num "$sec $id" "$(sed -n 's/.*cpu_ns=\([0-9]*\).*/\1/p' <<<"$w")"
 	if [ -n "$XDP_PROG_ID" ]; then
 		sysctl -qw kernel.bpf_stats_enabled=1
@@ -527,6 +550,7 @@ measure() {
 		sysctl -qw kernel.bpf_stats_enabled=0
 		w="$w $(bpf_run_delta "$a" "$b")"
 		emit "sec=${sec}_bpf mode=$mode $* rep=$REP $w"
+		stall_check "$w"
 		check_num "${sec}_bpf $id" "$(sed -n 's/.*bpf_ns=\([0-9.]*\).*/\1/p' <<<"$w")"
 	fi
 	if [ "$PERF" = 1 ] && [ "$REP" = "$REPS" ]; then
@@ -740,6 +764,7 @@ fwd_run() {
 	sleep $WARM
 	w=$(window "$DUR" "fwd.$id.$REP")
 	emit "sec=fwd mode=$mode flows=$flows pps=$FWD_PPS rep=$REP $w"
+	stall_check "$w"
 	check_num "fwd $id" "$(sed -n 's/.*cpu_ns=\([0-9]*\).*/\1/p' <<<"$w")"
 	pg_stop
 	pgset $TX "delay 0"
@@ -752,6 +777,7 @@ fwd_run() {
 	sysctl -qw kernel.bpf_stats_enabled=0
 	[ -n "$XDP_PROG_ID" ] && w="$w $(bpf_run_delta "$a" "$b")"
 	emit "sec=fwd_max mode=$mode flows=$flows rep=$REP $w"
+	stall_check "$w"
 	check_num "fwd_max $id" "$(sed -n 's/.*rate=\([0-9]*\).*/\1/p' <<<"$w")"
 	[ "$PERF" = 1 ] && [ "$REP" = "$REPS" ] && perf_window "$id"
 	pg_stop
