@@ -145,15 +145,19 @@ check_num() {
 # window out).  Say what vCPU 0 is doing: perf's hottest symbols over 2 s
 # and the softirqs it ran meanwhile, and the NICs' queue counters.  (Not
 # sysrq's backtraces: the rig fails a run on a "Call Trace" in dmesg.)
+stall_softirqs() {
+	grep -E '^ *CPU|NET_RX|NET_TX|TIMER|SCHED' /proc/softirqs | sed 's/^/# stall: /'
+}
+
 stall_check() {
 	local d
 	case " $1 " in *" frames=0 "*) ;; *) return 0 ;; esac
 	say "stall: ${1##*mark=}: eth1 received no frame; vCPU $RX_CPU now:"
-	grep -E '^ *CPU|NET_RX|NET_TX|TIMER|SCHED' /proc/softirqs | sed 's/^/# stall: /'
+	stall_softirqs
 	perf record -q -C "$RX_CPU" -g -o "$WORK/stall.data" -- sleep 2 >/dev/null 2>&1 &&
 		perf report -q -i "$WORK/stall.data" --stdio --no-children --sort sym \
 			-g none 2>/dev/null | grep -v '^$' | head -20 | sed 's/^/# stall: /'
-	grep -E '^ *CPU|NET_RX|NET_TX|TIMER|SCHED' /proc/softirqs | sed 's/^/# stall: /'
+	stall_softirqs
 	for d in $RX ${OUT_DEV:-}; do
 		ethtool -S "$d" 2>/dev/null | grep -vE ': 0$' | tr -s ' ' |
 			paste -sd ' ' | sed "s/^/# stall: $d: /"

@@ -151,8 +151,11 @@ def main():
     # A timed window in which eth1 received nothing stalled (seen in
     # fwd_max: vCPU 0 busy the whole window, the XDP program never run);
     # its zeros measure nothing.  Leave it out of the medians, and say so.
-    stalled = [r for r in recs if r.get("sec") in TIMED_SECS and num(r.get("frames")) == 0]
-    recs = [r for r in recs if not any(r is s for s in stalled)]
+    kept, stalled = [], []
+    for r in recs:
+        (stalled if r.get("sec") in TIMED_SECS and num(r.get("frames")) == 0 else kept).append(r)
+    recs = kept
+    stalled = ", ".join(r.get("mark", r.get("sec", "?")) for r in stalled)
     info = {}
     for r in recs:
         if r.get("sec") == "info":
@@ -398,8 +401,7 @@ def main():
                       "which inflates CPU ns/frame and lowers frames/s unevenly across modes.**")
         md.append("")
     if stalled:
-        md.append("**Stalled windows, left out of the medians: eth1 received no frame in "
-                  + ", ".join(r.get("mark", r.get("sec", "?")) for r in stalled) + ".**")
+        md.append(f"**Stalled windows, left out of the medians: eth1 received no frame in {stalled}.**")
         md.append("")
     md.append(f"Run: mode {info.get('mode', '?')}, guest kernel {info.get('kernel', '?')}, "
               f"{info.get('cpus', '?')} vCPUs, {info.get('elapsed_s', '?')} s in the guest.")
@@ -421,8 +423,7 @@ def main():
     if missing:
         print("bench: no number for: " + ", ".join(missing), file=sys.stderr)
     if stalled:
-        print("bench: stalled window (no frame received), left out: "
-              + ", ".join(r.get("mark", r.get("sec", "?")) for r in stalled), file=sys.stderr)
+        print(f"bench: stalled window (no frame received), left out: {stalled}", file=sys.stderr)
     for name, val, _ in ratios:
         print(f"ratio {name} {'n/a' if val is None else f'{val:.3f}'}")
     return 1 if (check and missing) else 0
