@@ -119,6 +119,11 @@ $(CSUMCHECK): tests/lib/csumcheck.c $(XDPOFF_H)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -Wall -Wextra -Werror -I$(ROOT) -o $@ $<
+KEYCOLLIDE := $(BUILD)/tests/keycollide
+$(KEYCOLLIDE): tests/lib/keycollide.c $(XDPOFF_H)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -Wall -Wextra -Werror -I$(ROOT) -o $@ $<
 
 # The manual, xdpoff(8): build/xdpoff.8 from doc/xdpoff.8.rst by rst2man,
 # as bpftool's pages are made; part of make all.  make install puts the
@@ -182,7 +187,7 @@ vm: deps
 demo: all vm
 	$(Q)$(ROOT)/tests/vm/run -- $(ROOT)/tests/demo.sh
 
-check: all vm $(CSUMCHECK)
+check: all vm $(CSUMCHECK) $(KEYCOLLIDE)
 	$(Q)KERNELS="$(KERNELS)" $(ROOT)/tests/check $(TESTS)
 
 # The boot test (tests/boot/run) on every kernel of KERNELS; make check
@@ -205,7 +210,7 @@ check-boot: all vm
 DEBUG_DIR	:= $(BUILD)/cache/debug-kernel
 DEBUG_KO	:= $(BUILD)/debug/kernel/xdpoff.ko
 
-check-debug: all vm $(CSUMCHECK)
+check-debug: all vm $(CSUMCHECK) $(KEYCOLLIDE)
 	$(Q)$(ROOT)/tests/vm/debug-kernel >/dev/null
 	$(call msg,KBUILD,$(DEBUG_KO))
 	$(Q)mkdir -p $(BUILD)/debug/kernel

@@ -29,20 +29,18 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/*
+ * The maps' capacities are set by `xdpoff attach` (--max-rules,
+ * --max-flows); these are the defaults.  Hash maps preallocate their
+ * elements: an update of an installed entry or of a new one within the
+ * capacity never fails for want of memory.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, XDPOFF_DEFAULT_MAX_RULES);
-	__type(key, __u32);
+	__type(key, struct xdpoff_rule_key);
 	__type(value, struct xdpoff_rule_val_btf);	/* xdpoff_btf.h */
 } xdpoff_rules SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	/* xdpoff_index_buckets(XDPOFF_DEFAULT_MAX_RULES) */
-	__uint(max_entries, XDPOFF_DEFAULT_MAX_RULES);
-	__type(key, __u32);
-	__type(value, struct xdpoff_bucket);
-} xdpoff_index SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -73,19 +71,11 @@ struct {
 } xdpoff_filter SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, XDPOFF_DEFAULT_MAX_FLOWS);
-	__type(key, __u32);
-	__type(value, struct xdpoff_flow_entry_btf);
+	__type(key, struct xdpoff_flow_key_btf);
+	__type(value, struct xdpoff_flow_val_btf);
 } xdpoff_flows SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	/* xdpoff_index_buckets(XDPOFF_DEFAULT_MAX_FLOWS) */
-	__uint(max_entries, XDPOFF_DEFAULT_MAX_FLOWS);
-	__type(key, __u32);
-	__type(value, struct xdpoff_bucket);
-} xdpoff_flow_index SEC(".maps");
 
 _Static_assert(sizeof(struct xdpoff_fields) % sizeof(__u64) == 0,
 	       "xdpoff_fields must be a whole number of 64-bit words");
@@ -97,19 +87,19 @@ _Static_assert(__builtin_offsetof(struct xdpoff_fields, dmac) % 8 == 0 &&
 	       __builtin_offsetof(struct xdpoff_fields, dmac) + ETH_ALEN,
 	       "xdpoff_parse() copies dmac and smac as one 12-byte block");
 _Static_assert(__builtin_offsetof(struct xdpoff_mask, words) == 92 &&
-	       __builtin_offsetof(struct xdpoff_mask, hash_start) == 112,
-	       "tests/lib/keyindex.py reads words and hash_start there");
+	       __builtin_offsetof(struct xdpoff_mask, hash_start) == 112 &&
+	       __builtin_offsetof(struct xdpoff_mask, dups) == 120,
+	       "tests/lib/keyindex.py reads words, hash_start and dups there");
+_Static_assert(sizeof(struct xdpoff_rule_key) == 8,
+	       "the rules map's key: the kernel hashes it whole, jhash() of 8 bytes");
 _Static_assert((XDPOFF_MAX_STAGES & (XDPOFF_MAX_STAGES - 1)) == 0,
 	       "XDPOFF_MAX_STAGES must be a power of two");
-_Static_assert((XDPOFF_DEFAULT_MAX_RULES & (XDPOFF_DEFAULT_MAX_RULES - 1)) == 0,
-	       "xdpoff_index's default size assumes a power of two");
-_Static_assert((XDPOFF_DEFAULT_MAX_FLOWS & (XDPOFF_DEFAULT_MAX_FLOWS - 1)) == 0,
-	       "xdpoff_flow_index's default size assumes a power of two");
-_Static_assert(__builtin_offsetof(struct xdpoff_flow_entry, val.dmac) % 8 == 0 &&
+_Static_assert(__builtin_offsetof(struct xdpoff_flow_val, dmac) == 0 &&
 	       __builtin_offsetof(struct xdpoff_flow_val, smac) == ETH_ALEN,
 	       "ft_edit_frame() copies dmac and smac as a u64 and a u32");
-_Static_assert(__builtin_offsetof(struct xdpoff_flow_entry, key.family) == 36,
-	       "tests/lib/bpfmap.py reads a flow's family there");
+_Static_assert(sizeof(struct xdpoff_flow_key) == 40 &&
+	       __builtin_offsetof(struct xdpoff_flow_key, daddr) == 16,
+	       "ft_flow_key() writes the tuple as five 64-bit words");
 _Static_assert(__builtin_offsetof(struct xdpoff_flow_key, sport) % 8 == 0 &&
 	       __builtin_offsetof(struct xdpoff_flow_key, dport) ==
 	       __builtin_offsetof(struct xdpoff_flow_key, sport) + 2 &&
@@ -119,9 +109,9 @@ _Static_assert(__builtin_offsetof(struct xdpoff_flow_key, sport) % 8 == 0 &&
 	       __builtin_offsetof(struct xdpoff_flow_key, sport) + 5 &&
 	       __builtin_offsetof(struct xdpoff_flow_key, pad) ==
 	       __builtin_offsetof(struct xdpoff_flow_key, sport) + 6,
-	       "ft_classify() compares ports, family and protocol as one word");
+	       "ft_flow_key() writes ports, family and protocol as one word");
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "xdpoff_flow_l4_word() and ft_classify() read words as a little-endian machine"
+#error "ft_flow_key() writes words as a little-endian machine"
 #endif
 
 #define IP_OFFSET	0x1fff
@@ -361,55 +351,91 @@ static __always_inline long xdpoff_parse(struct xdp_md *ctx,
 #define SAME_WORD(n)							\
 	case (n) + 1:							\
 		if ((src[n] & msk[n]) != v[n])				\
-			return NULL;					\
+			return 0;					\
 		/* fallthrough */
 
 /*
- * The slot the entry of @h in bucket @b names, into *@key: 0, or -1 if
- * the bucket has none (the index and the flow index alike).
+ * Whether the rule @val is of mask @m and its fields are those of frame
+ * @f masked with @m.  The words are read as volatile: the compiler would
+ * keep them all in registers across the map lookup (and the mask loop),
+ * and spill them past the stack's 512 bytes.  So is the mask's last word,
+ * read again here: kept from the hash's switch, the verifier would walk
+ * everything in between once for each of its values, past its
+ * 1,000,000-instruction limit.
  */
-static __always_inline int bucket_slot(const struct xdpoff_bucket *b,
-				       __u64 h, __u32 *key)
-{
-	__u64 e;
-	int i;
-
-#pragma unroll
-	for (i = 0; i < XDPOFF_INDEX_WAYS; i++) {
-		e = b->entry[i];
-		/* A free entry (0) matches no hash: no key has a tag of 0. */
-		if ((e ^ h) <= XDPOFF_INDEX_SLOT)
-			break;
-	}
-	if (i == XDPOFF_INDEX_WAYS)
-		return -1;
-	*key = (__u32)(e & XDPOFF_INDEX_SLOT) - 1;
-	return 0;
-}
-
-/*
- * The rule of mask @m (in @slot) that matches @f, if any: the hash of only
- * the words @m uses, its bit in the slot's filter, the rule's slot from
- * the hash's bucket of the index, then those words compared with the
- * rule's.  @key is the caller's scratch space (a u32 for the lookups).
- * The hash starts from the mask's hash_start, which the module computes
- * from the device's seed and the mask id.  The words are read as
- * volatile: the compiler would keep them all in registers across the map
- * lookup (and the mask loop), and spill them past the stack's 512 bytes.
- * So is the mask's last word, read again for the compare: kept from the
- * hash's switch, the verifier would walk everything in between once for
- * each of its values, past its 1,000,000-instruction limit.
- */
-static __always_inline struct xdpoff_rule_val *
-lookup_rule(const struct xdpoff_fields *f, const struct xdpoff_mask *m,
-	    __u32 slot, __u32 index_mask, __u32 *key)
+static __always_inline int same_rule(const struct xdpoff_rule_val *val,
+				     const struct xdpoff_fields *f,
+				     const struct xdpoff_mask *m)
 {
 	const volatile __u64 *src = (const volatile __u64 *)f;
 	const volatile __u64 *msk = (const volatile __u64 *)&m->mask;
 	const volatile __u32 *words = &m->words;
-	struct xdpoff_bucket *b;
+	const __u64 *v = (const __u64 *)&val->fields;
+
+	if (val->mask_id != m->id)
+		return 0;
+	switch (XDPOFF_WORDS_LAST(*words)) {
+	SAME_WORD(8) SAME_WORD(7) SAME_WORD(6) SAME_WORD(5) SAME_WORD(4)
+	SAME_WORD(3) SAME_WORD(2) SAME_WORD(1) SAME_WORD(0)
+	}
+	return 1;
+}
+
+/* The rules of a hash beyond dup 0: lookup_dup()'s bpf_loop() state. */
+struct dup_walk {
+	const struct xdpoff_fields	*f;
+	const struct xdpoff_mask	*m;
+	struct xdpoff_rule_key		key;
+	__u32				found;
+};
+
+static long dup_step(__u32 i, void *ctx)
+{
+	struct dup_walk *w = ctx;
 	struct xdpoff_rule_val *val;
-	const __u64 *v;
+
+	w->key.dup = i + 1;
+	val = bpf_map_lookup_elem(&xdpoff_rules, &w->key);
+	if (!val || !same_rule(val, w->f, w->m))
+		return 0;
+	w->found = i + 1;
+	return 1;
+}
+
+/*
+ * The dup, from 1 up, of the rule of mask @m with key hash @hash that
+ * matches @f, or 0.  Rules whose hashes are alike are rare (32 bits
+ * each), so this is a function of its own, verified once (global), and
+ * its loop a bpf_loop(): a hash's dups are as many as rules share it.
+ */
+__noinline int lookup_dup(const struct xdpoff_fields *f,
+			  const struct xdpoff_mask *m, __u32 hash)
+{
+	struct dup_walk w = { .f = f, .m = m, .key = { .hash = hash } };
+
+	if (!f || !m || m->dups < 2)
+		return 0;
+	bpf_loop(m->dups - 1, dup_step, &w, 0);
+	return w.found;
+}
+
+/*
+ * The rule of mask @m (in @slot) that matches @f, if any: the hash of only
+ * the words @m uses, its bit in the slot's filter, then the rules map's
+ * entry of the hash (dup 0: another hash's rules share it only if their
+ * hashes are alike), whose mask and fields must be @m's and the frame's.
+ * @key is the caller's scratch space for the lookups.  The hash starts
+ * from the mask's hash_start, which the module computes from the
+ * device's seed and the mask id.
+ */
+static __always_inline struct xdpoff_rule_val *
+lookup_rule(const struct xdpoff_fields *f, const struct xdpoff_mask *m,
+	    __u32 slot, struct xdpoff_rule_key *key)
+{
+	const volatile __u64 *src = (const volatile __u64 *)f;
+	const volatile __u64 *msk = (const volatile __u64 *)&m->mask;
+	const volatile __u32 *words = &m->words;
+	struct xdpoff_rule_val *val;
 	__u64 h, mw, *bits;
 	__u32 idx;
 
@@ -423,19 +449,20 @@ lookup_rule(const struct xdpoff_fields *f, const struct xdpoff_mask *m,
 	bits = bpf_map_lookup_elem(&xdpoff_filter, &idx);
 	if (!bits || !(*bits & xdpoff_filter_bit(h)))
 		return NULL;
-	*key = (__u32)h & index_mask;
-	b = bpf_map_lookup_elem(&xdpoff_index, key);
-	if (!b || bucket_slot(b, h, key))
+	key->hash = (__u32)h;
+	key->dup = 0;
+	val = bpf_map_lookup_elem(&xdpoff_rules, key);
+	if (val && same_rule(val, f, m))
+		return val;
+	if (m->dups < 2)
+		return NULL;
+	key->dup = lookup_dup(f, m, (__u32)h);
+	if (!key->dup)
 		return NULL;
 	val = bpf_map_lookup_elem(&xdpoff_rules, key);
-	if (!val || val->mask_id != m->id)
-		return NULL;
-	v = (const __u64 *)&val->fields;
-	switch (XDPOFF_WORDS_LAST(*words)) {
-	SAME_WORD(8) SAME_WORD(7) SAME_WORD(6) SAME_WORD(5) SAME_WORD(4)
-	SAME_WORD(3) SAME_WORD(2) SAME_WORD(1) SAME_WORD(0)
-	}
-	return val;
+	if (val && same_rule(val, f, m))
+		return val;
+	return NULL;
 }
 
 /*
@@ -569,6 +596,13 @@ static __always_inline void count(__u32 slot, __u64 len, int consumed)
 	}
 }
 
+/* The lookups' keys: one at a time, in one place on the stack. */
+union lookup_key {
+	struct xdpoff_rule_key	rule;
+	struct xdpoff_flow_key	flow;
+	__u64			align;	/* the flow key is written as u64s */
+};
+
 /* What the flowtable does with a frame (nf_flow_tuple_ip/ipv6()). */
 #define FT_NONE		0	/* not a candidate: software does not look */
 #define FT_UNSURE	1	/* software looks it up: maybe a flow XDP lacks */
@@ -590,27 +624,25 @@ struct ft_frame {
  * fragmentation, or IPv6, TCP or UDP behind it, the TTL / hop limit above
  * 1, the transport header whole.  Tagged and PPPoE frames, and GRE, are
  * left to software: XDP holds no such flow, but software may.  The flow
- * is looked up as lookup_rule() looks a rule up, its tuple hashed and
- * compared straight from the headers; @key is the caller's scratch space
- * (a u32 for the lookups).  FT_HIT: the flow in *@valp, and if @fr the
+ * is the flows map's entry of the frame's tuple, a key built in @fk (the
+ * caller's scratch space).  FT_HIT: the flow in *@valp, and if @fr the
  * headers, bounds checked for ft_edit_frame(), and the length in *@fr
  * (decide() passes NULL: the pointers kept on the stack through its paths
  * would cost the verifier too many states; ft_edit() finds them again).
  */
 static __always_inline int ft_classify(struct xdp_md *ctx,
-				       const struct xdpoff_meta *meta,
-				       __u32 *key,
+				       struct xdpoff_flow_key *fk,
 				       struct xdpoff_flow_val **valp,
 				       struct ft_frame *fr)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	void *data = (void *)(long)ctx->data;
 	struct ethhdr *eth = data;
-	struct xdpoff_flow_entry *fe;
+	struct xdpoff_flow_val *fv;
 	struct ipv6hdr *ip6h = NULL;
 	struct iphdr *iph = NULL;
-	struct xdpoff_bucket *b;
-	__u64 h, l4w, len;
+	__u64 *k = (__u64 *)fk;
+	__u64 len;
 	__u8 proto, family;
 	__u16 *csum;
 	__be16 h_proto;
@@ -676,42 +708,32 @@ static __always_inline int ft_classify(struct xdp_md *ctx,
 	}
 	if (l4 + hdrsize > data_end)
 		return FT_NONE;
-	l4w = xdpoff_flow_l4_word(*(__u32 *)l4, family, proto);
-
-	if (family == XDPOFF_F_IPV4)
-		h = xdpoff_flow_hash4(meta->seed, iph->saddr, iph->daddr, l4w);
-	else
-		h = xdpoff_flow_hash6(meta->seed, (__u64 *)&ip6h->saddr,
-				      (__u64 *)&ip6h->daddr, l4w);
-	*key = (__u32)h & meta->flow_index_mask;
-	b = bpf_map_lookup_elem(&xdpoff_flow_index, key);
-	if (!b || bucket_slot(b, h, key))
-		return FT_UNSURE;
-	fe = bpf_map_lookup_elem(&xdpoff_flows, key);
-	if (!fe)
-		return FT_UNSURE;
 	/*
-	 * The tuple itself: a hash is not proof, and the entry may be going.
-	 * Ports, family and protocol in one word (the key's pad is 0).
+	 * The tuple as 64-bit words: the addresses (IPv4's in the first
+	 * bytes of each half, the rest zero), then the ports as a 32-bit
+	 * load of the transport header reads them, family, protocol, pad 0.
 	 */
-	if (*(__u64 *)&fe->key.sport != l4w)
-		return FT_UNSURE;
 	if (family == XDPOFF_F_IPV4) {
-		if (fe->key.saddr[0] != iph->saddr ||
-		    fe->key.daddr[0] != iph->daddr)
-			return FT_UNSURE;
+		k[0] = iph->saddr;
+		k[1] = 0;
+		k[2] = iph->daddr;
+		k[3] = 0;
 	} else {
-		const __u64 *k = (const __u64 *)fe->key.saddr;
 		const __u64 *a = (const __u64 *)&ip6h->saddr;
 
 		/* saddr, daddr: adjacent in both */
-		if (k[0] != a[0] || k[1] != a[1] || k[2] != a[2] ||
-		    k[3] != a[3])
-			return FT_UNSURE;
+		k[0] = a[0];
+		k[1] = a[1];
+		k[2] = a[2];
+		k[3] = a[3];
 	}
+	k[4] = *(__u32 *)l4 | (__u64)family << 32 | (__u64)proto << 40;
+	fv = bpf_map_lookup_elem(&xdpoff_flows, fk);
+	if (!fv)
+		return FT_UNSURE;
 	/* Over the route's MTU; a FIN or RST (software tears down). */
 	len = data_end - data - ETH_HLEN;
-	if (len > fe->val.mtu)
+	if (len > fv->mtu)
 		return FT_UNSURE;
 	/*
 	 * The bounds again, each header's own: the compiler may keep
@@ -742,7 +764,7 @@ static __always_inline int ft_classify(struct xdp_md *ctx,
 		fr->udp = proto == IPPROTO_UDP;
 		fr->len = len;
 	}
-	*valp = &fe->val;
+	*valp = fv;
 	return FT_HIT;
 }
 
@@ -858,8 +880,7 @@ static __always_inline int decide(struct xdp_md *ctx,
 				  const struct xdpoff_meta *meta,
 				  const struct xdpoff_fields *f,
 				  const struct stage_best *best,
-				  __u32 *key, __u32 index_mask,
-				  const __u32 nr_stages)
+				  union lookup_key *key, const __u32 nr_stages)
 {
 	__u64 verdict_order = NO_MATCH, undecided = NO_MATCH, len;
 	struct xdpoff_flow_val *flow = NULL;
@@ -891,7 +912,7 @@ static __always_inline int decide(struct xdp_md *ctx,
 	 * (or would not take in software) is software's from there on.
 	 */
 	if (meta->ft_order < verdict_order && meta->ft_order < undecided) {
-		switch (ft_classify(ctx, meta, key, &flow, NULL)) {
+		switch (ft_classify(ctx, &key->flow, &flow, NULL)) {
 		case FT_HIT:
 			verdict_order = meta->ft_order;
 			break;
@@ -924,7 +945,7 @@ static __always_inline int decide(struct xdp_md *ctx,
 
 		m = bpf_map_lookup_elem(&xdpoff_masks, &slot);
 		if (m)
-			val = lookup_rule(f, m, slot, index_mask, key);
+			val = lookup_rule(f, m, slot, &key->rule);
 		/* The rule went away meanwhile, or no room to edit. */
 		if (!val || val->order != verdict_order || rewrite(ctx, val))
 			act = XDPOFF_ACT_SOFTWARE;
@@ -970,12 +991,11 @@ int xdpoff_xdp(struct xdp_md *ctx)
 	struct xdpoff_flow_val *flow = NULL;
 	struct xdpoff_fields f;		/* zeroed past the flowtable's path */
 	struct ft_frame fr;
-	__u32 scratch, *key = &scratch;	/* the lookups' key, on the stack once */
+	union lookup_key scratch, *key = &scratch; /* on the stack once */
 	struct xdpoff_meta *meta;
 	struct stage_best best;
 	__u32 zero = 0, i, nr_stages;
 	__u64 mi, nr;	/* 64-bit: no zero extension at every turn of the loop */
-	__u32 index_mask;
 	long unknown;	/* as xdpoff_parse() returns it: no sign extension */
 	long pass = XDP_PASS;
 
@@ -998,14 +1018,13 @@ int xdpoff_xdp(struct xdp_md *ctx)
 		 * header, which xdpoff_parse() never leaves alone.
 		 */
 		if (meta->ft_order >= meta->software_from ||
-		    ft_classify(ctx, meta, key, &flow, &fr) != FT_HIT)
+		    ft_classify(ctx, &key->flow, &flow, &fr) != FT_HIT)
 			return pass;
 		ft_edit_frame(&fr, flow);
 		ft_count(flow, fr.len);
 		return bpf_redirect(flow->ifindex, 0);
 	}
 
-	index_mask = meta->index_mask;
 	__builtin_memset(&f, 0, sizeof(f));
 	unknown = xdpoff_parse(ctx, &f);
 	if (unknown < 0)
@@ -1047,7 +1066,7 @@ int xdpoff_xdp(struct xdp_md *ctx)
 		}
 		if (m->ranges && out_of_range(m, &f))
 			continue;
-		val = lookup_rule(&f, m, mi, index_mask, key);
+		val = lookup_rule(&f, m, mi, &key->rule);
 		if (!val)
 			continue;
 		st = val->stage & (XDPOFF_MAX_STAGES - 1);
@@ -1062,7 +1081,6 @@ int xdpoff_xdp(struct xdp_md *ctx)
 
 	/* One stage: decide() built for it, without the loops over stages. */
 	if (nr_stages <= 1)
-		return decide(ctx, meta, &f, &best, key, index_mask, 1);
-	return decide(ctx, meta, &f, &best, key, index_mask,
-		      XDPOFF_MAX_STAGES);
+		return decide(ctx, meta, &f, &best, key, 1);
+	return decide(ctx, meta, &f, &best, key, XDPOFF_MAX_STAGES);
 }

@@ -90,6 +90,8 @@ struct xdpoff_mask_btf {
 	__u16	dport_min, dport_max;
 	union xdpoff_order_btf min_order;
 	__u64	hash_start;
+	__u32	dups;
+	__u32	pad;
 };
 
 struct xdpoff_flow_key_btf {
@@ -119,10 +121,6 @@ struct xdpoff_flow_val_btf {
 	__u64	last_used;
 };
 
-struct xdpoff_flow_entry_btf {
-	struct xdpoff_flow_key_btf	key;
-	struct xdpoff_flow_val_btf	val;
-};
 
 /* The same layout, field by field. */
 #define XDPOFF_BTF_SAME(a, b, f)					\
@@ -181,6 +179,8 @@ XDPOFF_BTF_SAME(xdpoff_mask_btf, xdpoff_mask, dport_min);
 XDPOFF_BTF_SAME(xdpoff_mask_btf, xdpoff_mask, dport_max);
 XDPOFF_BTF_SAME(xdpoff_mask_btf, xdpoff_mask, min_order);
 XDPOFF_BTF_SAME(xdpoff_mask_btf, xdpoff_mask, hash_start);
+XDPOFF_BTF_SAME(xdpoff_mask_btf, xdpoff_mask, dups);
+XDPOFF_BTF_SAME(xdpoff_mask_btf, xdpoff_mask, pad);
 _Static_assert(sizeof(struct xdpoff_mask_btf) == sizeof(struct xdpoff_mask),
 	       "mask sizes differ");
 
@@ -210,10 +210,5 @@ XDPOFF_BTF_SAME(xdpoff_flow_val_btf, xdpoff_flow_val, bytes);
 XDPOFF_BTF_SAME(xdpoff_flow_val_btf, xdpoff_flow_val, last_used);
 _Static_assert(sizeof(struct xdpoff_flow_val_btf) ==
 	       sizeof(struct xdpoff_flow_val), "flow value sizes differ");
-
-XDPOFF_BTF_SAME(xdpoff_flow_entry_btf, xdpoff_flow_entry, key);
-XDPOFF_BTF_SAME(xdpoff_flow_entry_btf, xdpoff_flow_entry, val);
-_Static_assert(sizeof(struct xdpoff_flow_entry_btf) ==
-	       sizeof(struct xdpoff_flow_entry), "flow entry sizes differ");
 
 #endif /* __XDPOFF_BTF_H */

@@ -49,8 +49,6 @@ enum {
 	XDPOFF_MAPI_STATS,
 	XDPOFF_MAPI_FLOWS,
 	XDPOFF_MAPI_FILTER,
-	XDPOFF_MAPI_INDEX,
-	XDPOFF_MAPI_FLOW_INDEX,
 	XDPOFF_NR_MAPS,
 };
 
@@ -73,6 +71,12 @@ struct xdpoff_mask_slot {
 	u64			min_order;	/* no rule of it is earlier */
 	u32			id;		/* slot + 1 */
 	u32			refcnt;		/* rules using it; 0: free */
+	/*
+	 * xdpoff_mask.dups: 1 + the highest dup its entries had since it
+	 * last had none above 0; nr_dups: its entries of a dup above 0.
+	 */
+	u32			dups;
+	u32			nr_dups;
 	bool			used_before;	/* reuse needs a grace period */
 	/*
 	 * The slot's part of the filter map, and per filter bit the number
@@ -98,26 +102,27 @@ struct xdpoff_dev {
 	struct bpf_map		*stats;
 	struct bpf_map		*flows;
 	struct bpf_map		*filter;
-	struct bpf_map		*index;
-	struct bpf_map		*flow_index;
 	u32			max_rules;
 	u32			max_flows;
 	u64			seed;		/* xdpoff_meta.seed */
+	/* The refusals of a full table, with its capacity (extack, static). */
+	char			rules_full[64];
+	char			flows_full[64];
 
 	struct xdpoff_mask_slot	mask_slots[XDPOFF_MAX_MASKS];
 	u32			nr_masks;	/* highest used slot + 1 */
 
 	/*
-	 * Rule slots (rules array and stats map), max_rules bits each: in
+	 * Stats slots (elements of the stats array), max_rules bits each: in
 	 * use; freed since the last grace period waited for (frames in
-	 * flight may still read them), and that grace period's cookie.
+	 * flight may still count into them), and that grace period's cookie.
 	 */
 	unsigned long		*stats_used;
 	unsigned long		*slots_dirty;
 	unsigned long		slots_gp;
 
 	DECLARE_HASHTABLE(by_cookie, XDPOFF_RULE_HASH_BITS);
-	DECLARE_HASHTABLE(by_key, XDPOFF_RULE_HASH_BITS);
+	DECLARE_HASHTABLE(by_key, XDPOFF_RULE_HASH_BITS); /* by key.hash */
 	u32			nr_rules;
 	u32			seq;		/* arrival order of rules */
 
@@ -143,10 +148,6 @@ struct xdpoff_dev {
 	DECLARE_HASHTABLE(flow_keys, XDPOFF_FLOW_HASH_BITS); /* by map key */
 	u32			nr_flows;
 	u64			flow_replaces;	/* REPLACEs of its flows taken */
-	/* Flow slots, max_flows bits each: as stats_used, slots_dirty. */
-	unsigned long		*flows_used;
-	unsigned long		*flows_dirty;
-	unsigned long		flows_gp;
 
 	struct dentry		*ddir;
 };
@@ -212,20 +213,21 @@ struct xdpoff_tc_mask {
 
 /*
  * One offloaded rule on one device: the driver's shadow of its entry.
- * Rules with the same mask and masked fields share the entry; the
- * earliest owns it.  by_key hashes the map key.
+ * Rules with the same mask and masked fields share the entry (and its
+ * key); the earliest owns it.  by_key hashes the map key's hash.
  */
 struct xdpoff_rule {
 	struct hlist_node	cookie_node;
 	struct hlist_node	key_node;
 	unsigned long		cookie;
 	struct xdpoff_port	*port;
-	struct xdpoff_rule_key	key;		/* of its index entry */
+	struct xdpoff_rule_key	key;		/* of its rules map entry */
+	u64			hash;		/* xdpoff_key_hash(): key, filter */
 	struct xdpoff_rule_val	val;		/* val.fields: its fields */
 	u32			mask_slot;
 	struct xdpoff_dev	*fwd_dev;	/* redirect target, referenced */
 	bool			never;		/* cannot match on this device */
-	bool			installed;	/* owns the index entry of key */
+	bool			installed;	/* owns the entry of key */
 	u64			reported_pkts;
 	u64			reported_bytes;
 };
@@ -271,8 +273,6 @@ struct xdpoff_flow {
 	unsigned long		cookie;		/* the direction's tuple */
 	struct xdpoff_flow_key	key;
 	struct xdpoff_flow_val	val;		/* as installed */
-	u64			hash;		/* of key: its flow index entry */
-	u32			slot;		/* in the flows array */
 	struct xdpoff_dev	*out;		/* output device, referenced */
 	u64			reported_pkts;
 	u64			reported_bytes;
@@ -323,19 +323,13 @@ void xdpoff_mask_put(struct xdpoff_dev *xdev, u32 slot);
 void xdpoff_filter_get(struct xdpoff_dev *xdev, u32 slot, u64 hash);
 void xdpoff_filter_put(struct xdpoff_dev *xdev, u32 slot, u64 hash);
 void xdpoff_filter_free(struct xdpoff_dev *xdev);
-/* Two rule keys the maps cannot tell apart (same hash, or same index tag). */
-#define XDPOFF_MSG_COLLISION	"rule key hash collides with another rule"
-u64 *xdpoff_index_entry(struct bpf_map *index, u64 hash, u32 slot);
-u64 *xdpoff_index_free_entry(struct bpf_map *index, u64 hash);
-void xdpoff_index_set(u64 *entry, u64 hash, u32 slot);
-struct xdpoff_rule_val *xdpoff_rule_elem(struct xdpoff_dev *xdev, u32 slot);
+int xdpoff_mask_dup_get(struct xdpoff_dev *xdev, u32 slot, u32 dup);
+void xdpoff_mask_dup_put(struct xdpoff_dev *xdev, u32 slot, u32 dup);
+void xdpoff_map_delete(struct bpf_map *map, const void *key);
 int xdpoff_stats_alloc(struct xdpoff_dev *xdev, u32 *slot);
 void xdpoff_stats_free(struct xdpoff_dev *xdev, u32 slot);
 void xdpoff_stats_read(struct xdpoff_dev *xdev, u32 slot,
 		       struct xdpoff_stats *sum);
-struct xdpoff_flow_entry *xdpoff_flow_elem(struct xdpoff_dev *xdev, u32 slot);
-int xdpoff_flow_alloc(struct xdpoff_dev *xdev, u32 *slot);
-void xdpoff_flow_release(struct xdpoff_dev *xdev, u32 slot);
 
 /* xdpoff_debugfs.c */
 void xdpoff_debugfs_init(void);

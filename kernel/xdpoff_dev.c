@@ -78,16 +78,17 @@ int xdpoff_dev_attach(struct net_device *netdev,
 	xdev->max_rules = maps[XDPOFF_MAPI_RULES]->max_entries;
 	xdev->max_flows = maps[XDPOFF_MAPI_FLOWS]->max_entries;
 	xdev->seed = get_random_u64();
+	snprintf(xdev->rules_full, sizeof(xdev->rules_full),
+		 KBUILD_MODNAME ": rule table is full (%u rules)",
+		 xdev->max_rules);
+	snprintf(xdev->flows_full, sizeof(xdev->flows_full),
+		 KBUILD_MODNAME ": flow table is full (%u flows)",
+		 xdev->max_flows);
 	xdev->stats_used = bitmap_zalloc(xdev->max_rules, GFP_KERNEL);
 	xdev->slots_dirty = bitmap_zalloc(xdev->max_rules, GFP_KERNEL);
-	xdev->flows_used = bitmap_zalloc(xdev->max_flows, GFP_KERNEL);
-	xdev->flows_dirty = bitmap_zalloc(xdev->max_flows, GFP_KERNEL);
-	if (!xdev->stats_used || !xdev->slots_dirty || !xdev->flows_used ||
-	    !xdev->flows_dirty) {
+	if (!xdev->stats_used || !xdev->slots_dirty) {
 		bitmap_free(xdev->stats_used);
 		bitmap_free(xdev->slots_dirty);
-		bitmap_free(xdev->flows_used);
-		bitmap_free(xdev->flows_dirty);
 		kfree(xdev);
 		return -ENOMEM;
 	}
@@ -105,8 +106,6 @@ int xdpoff_dev_attach(struct net_device *netdev,
 	xdev->stats = maps[XDPOFF_MAPI_STATS];
 	xdev->flows = maps[XDPOFF_MAPI_FLOWS];
 	xdev->filter = maps[XDPOFF_MAPI_FILTER];
-	xdev->index = maps[XDPOFF_MAPI_INDEX];
-	xdev->flow_index = maps[XDPOFF_MAPI_FLOW_INDEX];
 	xdev->generic = mode == XDPOFF_XDP_GENERIC;
 	xdev->prog_flags = prog_flags;
 	xdev->ifindex = netdev->ifindex;

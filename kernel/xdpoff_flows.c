@@ -8,9 +8,9 @@
  * on meta ingress_ifindex, the addresses, the ports and TCP flags (FIN
  * and RST clear), and actions that rewrite the MAC addresses, NAT the
  * addresses and ports, and redirect.  The cb of the device the direction
- * comes in on takes it: one element of that device's flows array, named
- * by an entry of its flow index, which the XDP program looks up at the
- * flowtable's place among the device's rules and forwards with, as
+ * comes in on takes it: one entry of that device's flows map, keyed by
+ * the tuple, which the XDP program looks up at the flowtable's place
+ * among the device's rules and forwards with, as
  * nf_flow_offload_ip_hook() does in software.  What XDP cannot do
  * exactly (VLAN, PPPoE, tunnels, GRE, an output device not attached) is
  * refused with a reason: the flow stays in the software flowtable.  The
@@ -302,23 +302,6 @@ static u32 xdpoff_flow_key_hash(const struct xdpoff_flow_key *key)
 	return jhash(key, sizeof(*key), 0);
 }
 
-/* The hash the XDP program looks @key up with (xdpoff/xdpoff.h). */
-static u64 xdpoff_flow_index_hash(const struct xdpoff_dev *xdev,
-				  const struct xdpoff_flow_key *key)
-{
-	u64 saddr[2], daddr[2], l4;
-	u32 ports;
-
-	memcpy(&ports, &key->sport, sizeof(ports));
-	l4 = xdpoff_flow_l4_word(ports, key->family, key->proto);
-	if (key->family == XDPOFF_F_IPV4)
-		return xdpoff_flow_hash4(xdev->seed, (__force u32)key->saddr[0],
-					 (__force u32)key->daddr[0], l4);
-	memcpy(saddr, key->saddr, sizeof(saddr));
-	memcpy(daddr, key->daddr, sizeof(daddr));
-	return xdpoff_flow_hash6(xdev->seed, saddr, daddr, l4);
-}
-
 /* The flow that holds @key in the map, whichever its cookie. */
 static struct xdpoff_flow *xdpoff_flow_find_key(struct xdpoff_dev *xdev,
 						const struct xdpoff_flow_key *key)
@@ -332,14 +315,10 @@ static struct xdpoff_flow *xdpoff_flow_find_key(struct xdpoff_dev *xdev,
 	return NULL;
 }
 
-/* Frames stop finding it at once; its slot waits for a grace period. */
+/* Frames stop finding it at once. */
 static void xdpoff_flow_free(struct xdpoff_dev *xdev, struct xdpoff_flow *fl)
 {
-	u64 *entry = xdpoff_index_entry(xdev->flow_index, fl->hash, fl->slot);
-
-	if (!WARN_ON_ONCE(!entry))
-		WRITE_ONCE(*entry, 0);
-	xdpoff_flow_release(xdev, fl->slot);
+	xdpoff_map_delete(xdev->flows, &fl->key);
 	hash_del(&fl->key_node);
 	spin_lock(&xdpoff_stats_lock);
 	hash_del(&fl->node);
@@ -361,10 +340,8 @@ int xdpoff_flow_replace(const struct xdpoff_port *port,
 	struct xdpoff_dev *xdev = port->xdev;
 	struct flow_rule *rule = flow_cls_offload_flow_rule(f);
 	struct xdpoff_flow_parse p = {};
-	struct xdpoff_flow_entry elem;
 	struct xdpoff_flow *fl, *old;
 	struct xdpoff_dev *out;
-	u64 *entry;
 	int err;
 
 	if (!xdev->netdev || !xdpoff_flow_ours(rule, xdev))
@@ -427,8 +404,7 @@ int xdpoff_flow_replace(const struct xdpoff_port *port,
 	if (old)
 		xdpoff_flow_free(xdev, old);
 	if (xdev->nr_flows >= xdev->max_flows)
-		return xdpoff_flow_refuse(xdev, KBUILD_MODNAME
-			": the device's flows map is full");
+		return xdpoff_flow_refuse(xdev, xdev->flows_full);
 
 	fl = kzalloc(sizeof(*fl), GFP_KERNEL);
 	if (!fl)
@@ -437,34 +413,12 @@ int xdpoff_flow_replace(const struct xdpoff_port *port,
 	fl->port = port;
 	fl->key = p.key;
 	fl->val = p.val;
-	fl->hash = xdpoff_flow_index_hash(xdev, &fl->key);
-	entry = xdpoff_index_free_entry(xdev->flow_index, fl->hash);
-	if (IS_ERR(entry)) {
-		kfree(fl);
-		if (PTR_ERR(entry) == -EEXIST)
-			return xdpoff_flow_refuse(xdev, KBUILD_MODNAME
-				": flow hash collides with another flow's");
-		if (PTR_ERR(entry) == -ENOSPC)
-			return xdpoff_flow_refuse(xdev, KBUILD_MODNAME
-				": the device's flow index bucket is full");
-		return PTR_ERR(entry);
-	}
-	err = xdpoff_flow_alloc(xdev, &fl->slot);
+	/* Counters zero; the key no other flow holds (freed above). */
+	err = xdpoff_map_update(xdev->flows, &fl->key, &fl->val, BPF_NOEXIST);
 	if (err) {
-		kfree(fl);
-		return xdpoff_flow_refuse(xdev, KBUILD_MODNAME
-			": the device's flows map is full");
-	}
-	/* The element whole, counters zero, then the entry that names it. */
-	elem.key = fl->key;
-	elem.val = fl->val;
-	err = xdpoff_map_update(xdev->flows, &fl->slot, &elem, BPF_ANY);
-	if (err) {
-		xdpoff_flow_release(xdev, fl->slot);
 		kfree(fl);
 		return err;
 	}
-	xdpoff_index_set(entry, fl->hash, fl->slot);
 	fl->out = out;
 	kref_get(&out->ref);
 	xdev->nr_flows++;
@@ -491,7 +445,7 @@ void xdpoff_flow_destroy(const struct xdpoff_port *port, unsigned long cookie)
  */
 void xdpoff_flow_stats(struct xdpoff_dev *xdev, struct flow_cls_offload *f)
 {
-	struct xdpoff_flow_entry *e;
+	struct xdpoff_flow_val *v;
 	struct xdpoff_flow *fl;
 	u64 pkts, bytes, used;
 
@@ -499,13 +453,15 @@ void xdpoff_flow_stats(struct xdpoff_dev *xdev, struct flow_cls_offload *f)
 	hash_for_each_possible(xdev->flow_table, fl, node, f->cookie) {
 		if (fl->cookie != f->cookie)
 			continue;
-		e = xdpoff_flow_elem(xdev, fl->slot);
-		if (!e)
-			return;
-		pkts = READ_ONCE(e->val.packets);
-		bytes = READ_ONCE(e->val.bytes);
-		used = READ_ONCE(e->val.last_used);
-		if (pkts < fl->reported_pkts)
+		rcu_read_lock();
+		v = xdev->flows->ops->map_lookup_elem(xdev->flows, &fl->key);
+		if (v) {
+			pkts = READ_ONCE(v->packets);
+			bytes = READ_ONCE(v->bytes);
+			used = READ_ONCE(v->last_used);
+		}
+		rcu_read_unlock();
+		if (!v || pkts < fl->reported_pkts)
 			return;
 		/* lastused: XDP keeps the jiffies of its last frame */
 		flow_stats_update(&f->stats, bytes - fl->reported_bytes,

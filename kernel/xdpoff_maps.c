@@ -17,9 +17,14 @@ struct xdpoff_map_spec {
 	const char	*bad;		/* extack message when it does not fit */
 };
 
+/*
+ * The rules and flows are entries of hash maps (what `bpftool map dump`
+ * shows is what is offloaded), the rest arrays: the "hardware"'s
+ * registers and counters.
+ */
 static const struct xdpoff_map_spec xdpoff_map_specs[XDPOFF_NR_MAPS] = {
-	{ BPF_MAP_TYPE_ARRAY,
-	  sizeof(u32), sizeof(struct xdpoff_rule_val),
+	{ BPF_MAP_TYPE_HASH,
+	  sizeof(struct xdpoff_rule_key), sizeof(struct xdpoff_rule_val),
 	  KBUILD_MODNAME ": rules map has the wrong type, key or value size" },
 	{ BPF_MAP_TYPE_ARRAY,
 	  sizeof(u32), sizeof(struct xdpoff_mask),
@@ -30,18 +35,12 @@ static const struct xdpoff_map_spec xdpoff_map_specs[XDPOFF_NR_MAPS] = {
 	{ BPF_MAP_TYPE_PERCPU_ARRAY,
 	  sizeof(u32), sizeof(struct xdpoff_stats),
 	  KBUILD_MODNAME ": stats map has the wrong type, key or value size" },
-	{ BPF_MAP_TYPE_ARRAY,
-	  sizeof(u32), sizeof(struct xdpoff_flow_entry),
+	{ BPF_MAP_TYPE_HASH,
+	  sizeof(struct xdpoff_flow_key), sizeof(struct xdpoff_flow_val),
 	  KBUILD_MODNAME ": flows map has the wrong type, key or value size" },
 	{ BPF_MAP_TYPE_ARRAY,
 	  sizeof(u32), sizeof(u64),
 	  KBUILD_MODNAME ": filter map has the wrong type, key or value size" },
-	{ BPF_MAP_TYPE_ARRAY,
-	  sizeof(u32), sizeof(struct xdpoff_bucket),
-	  KBUILD_MODNAME ": index map has the wrong type, key or value size" },
-	{ BPF_MAP_TYPE_ARRAY,
-	  sizeof(u32), sizeof(struct xdpoff_bucket),
-	  KBUILD_MODNAME ": flow index map has the wrong type, key or value size" },
 };
 
 int xdpoff_maps_validate(struct bpf_map *maps[XDPOFF_NR_MAPS],
@@ -73,21 +72,21 @@ int xdpoff_maps_validate(struct bpf_map *maps[XDPOFF_NR_MAPS],
 		return -EINVAL;
 	}
 	if (maps[XDPOFF_MAPI_RULES]->max_entries > XDPOFF_MAX_RULES_LIMIT) {
-		NL_SET_ERR_MSG_MOD(extack, "rules map is too large (16777215 slots at most)");
-		return -EINVAL;
-	}
-	if (maps[XDPOFF_MAPI_INDEX]->max_entries !=
-	    xdpoff_index_buckets(maps[XDPOFF_MAPI_RULES]->max_entries)) {
-		NL_SET_ERR_MSG_MOD(extack, "index map has the wrong size for the rules map");
+		NL_SET_ERR_MSG_MOD(extack, "rules map is too large (16777215 entries at most)");
 		return -EINVAL;
 	}
 	if (maps[XDPOFF_MAPI_FLOWS]->max_entries > XDPOFF_MAX_RULES_LIMIT) {
-		NL_SET_ERR_MSG_MOD(extack, "flows map is too large (16777215 slots at most)");
+		NL_SET_ERR_MSG_MOD(extack, "flows map is too large (16777215 entries at most)");
 		return -EINVAL;
 	}
-	if (maps[XDPOFF_MAPI_FLOW_INDEX]->max_entries !=
-	    xdpoff_index_buckets(maps[XDPOFF_MAPI_FLOWS]->max_entries)) {
-		NL_SET_ERR_MSG_MOD(extack, "flow index map has the wrong size for the flows map");
+	/*
+	 * Entries allocated at update time could fail for memory with
+	 * room left; preallocated ones fail only past max_entries, which
+	 * the driver's own counts keep it below.
+	 */
+	if ((maps[XDPOFF_MAPI_RULES]->map_flags |
+	     maps[XDPOFF_MAPI_FLOWS]->map_flags) & BPF_F_NO_PREALLOC) {
+		NL_SET_ERR_MSG_MOD(extack, "rules and flows maps must be preallocated");
 		return -EINVAL;
 	}
 	return 0;
@@ -131,6 +130,24 @@ static int xdpoff_map_write(struct bpf_map *map, const void *key,
 	return err;
 }
 
+/*
+ * Delete an entry of a hash map.  It cannot fail for an entry the driver
+ * installed: no fault injection.  A frame in flight may still read the
+ * element, as with any BPF hash map, until the map reuses it.
+ */
+void xdpoff_map_delete(struct bpf_map *map, const void *key)
+{
+	int err;
+
+	lockdep_assert_held(&xdpoff_lock);
+	migrate_disable();
+	rcu_read_lock();
+	err = map->ops->map_delete_elem(map, (void *)key);
+	rcu_read_unlock();
+	migrate_enable();
+	WARN_ON_ONCE(err);
+}
+
 /* A write that installs: where injected faults strike. */
 int xdpoff_map_update(struct bpf_map *map, const void *key,
 		      const void *value, u64 flags)
@@ -167,8 +184,6 @@ static int xdpoff_meta_restore(struct xdpoff_dev *xdev)
 		.software_from = xdpoff_dev_software_from(xdev),
 		.ft_order = xdev->hold ? XDPOFF_ORDER_NONE : xdev->ft_order,
 		.seed = xdev->seed,
-		.index_mask = xdev->index->max_entries - 1,
-		.flow_index_mask = xdev->flow_index->max_entries - 1,
 	};
 	u32 zero = 0;
 
@@ -219,6 +234,7 @@ static int xdpoff_mask_write(struct xdpoff_dev *xdev, u32 slot, bool active)
 	m.dport_max = ms->range.dport_max;
 	m.min_order = ms->min_order;
 	m.hash_start = xdpoff_hash_start(xdev->seed, ms->id);
+	m.dups = ms->dups;
 	return xdpoff_map_update(xdev->masks, &slot, &m, BPF_ANY);
 }
 
@@ -302,6 +318,8 @@ int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
 	ms->stage = stage;
 	ms->needs = needs;
 	ms->min_order = order;
+	ms->dups = 1;
+	ms->nr_dups = 0;
 	/* Deterministic, so a failed batch leaves the maps as they were. */
 	ms->id = free + 1;
 	err = xdpoff_mask_write(xdev, free, false);
@@ -376,6 +394,53 @@ void xdpoff_filter_free(struct xdpoff_dev *xdev)
 }
 
 /*
+ * An entry of mask @slot with key dup @dup is about to be written: the
+ * mask's dups must cover it first, or frames would not look it up.
+ */
+int xdpoff_mask_dup_get(struct xdpoff_dev *xdev, u32 slot, u32 dup)
+{
+	struct xdpoff_mask_slot *ms = &xdev->mask_slots[slot];
+	u32 old = ms->dups;
+	int err;
+
+	if (!dup)
+		return 0;
+	if (dup >= ms->dups) {
+		ms->dups = dup + 1;
+		err = xdpoff_mask_write(xdev, slot, true);
+		if (err) {
+			ms->dups = old;
+			return err;
+		}
+	}
+	ms->nr_dups++;
+	return 0;
+}
+
+/*
+ * An entry of mask @slot with key dup @dup is gone (or was never
+ * written): once none of the mask's entries has a dup above 0, frames
+ * look up dup 0 only again.  An overwrite of an array element: it cannot
+ * fail, no fault injection.
+ */
+void xdpoff_mask_dup_put(struct xdpoff_dev *xdev, u32 slot, u32 dup)
+{
+	struct xdpoff_mask_slot *ms = &xdev->mask_slots[slot];
+	u32 old = ms->dups;
+
+	if (!dup || WARN_ON_ONCE(!ms->nr_dups) || --ms->nr_dups)
+		return;
+	ms->dups = 1;
+	if (old != 1) {
+		bool armed = xdpoff_fault_armed;
+
+		xdpoff_fault_armed = false;
+		xdpoff_mask_write(xdev, slot, true);
+		xdpoff_fault_armed = armed;
+	}
+}
+
+/*
  * Drop a reference; the last one clears the slot.  The rules of the mask
  * are gone from the rules map by then, so a frame reading the slot while
  * it is being cleared finds no entry whatever it reads.
@@ -411,81 +476,11 @@ static void xdpoff_stats_zero(struct xdpoff_dev *xdev, u32 slot)
 }
 
 /*
- * The index, and the flow index: bucket of @hash, entries written with
- * one store each.  The XDP program reads an entry, then the rules (flows)
- * array element it names: the element is written before the entry that
- * names it (smp_wmb()), and a slot an entry named is not written again
- * until a grace period later (xdpoff_stats_alloc(), xdpoff_flow_alloc()).
- */
-static u64 *xdpoff_bucket(struct bpf_map *index, u64 hash)
-{
-	u32 idx = (u32)hash & (index->max_entries - 1);
-	struct xdpoff_bucket *b;
-
-	b = index->ops->map_lookup_elem(index, &idx);
-	return b ? b->entry : NULL;
-}
-
-static u64 xdpoff_index_value(u64 hash, u32 slot)
-{
-	return (hash & XDPOFF_INDEX_TAG) | (slot + 1);
-}
-
-/* The entry of @hash that names @slot, in @index. */
-u64 *xdpoff_index_entry(struct bpf_map *index, u64 hash, u32 slot)
-{
-	u64 *e = xdpoff_bucket(index, hash);
-	int i;
-
-	for (i = 0; e && i < XDPOFF_INDEX_WAYS; i++)
-		if (e[i] == xdpoff_index_value(hash, slot))
-			return &e[i];
-	return NULL;
-}
-
-/*
- * A free entry of @index for @hash, which no installed key has.  -EEXIST
- * if another key has its bucket and top bits (the program would find
- * only one of them), or if its top bits are 0, a free entry's; -ENOSPC
- * if the bucket is full.
- */
-u64 *xdpoff_index_free_entry(struct bpf_map *index, u64 hash)
-{
-	u64 *e = xdpoff_bucket(index, hash), *free = NULL;
-	bool collides = !(hash & XDPOFF_INDEX_TAG);
-	int i;
-
-	if (WARN_ON_ONCE(!e))
-		return ERR_PTR(-EIO);
-	for (i = 0; i < XDPOFF_INDEX_WAYS && !collides; i++) {
-		if (!e[i])
-			free = free ?: &e[i];
-		else
-			collides = !((e[i] ^ hash) & XDPOFF_INDEX_TAG);
-	}
-	if (collides)
-		return ERR_PTR(-EEXIST);
-	return free ?: ERR_PTR(-ENOSPC);
-}
-
-/* Publish @slot under @hash, after the writes of its element. */
-void xdpoff_index_set(u64 *entry, u64 hash, u32 slot)
-{
-	smp_wmb();
-	WRITE_ONCE(*entry, xdpoff_index_value(hash, slot));
-}
-
-/* The rules array element of @slot, in place. */
-struct xdpoff_rule_val *xdpoff_rule_elem(struct xdpoff_dev *xdev, u32 slot)
-{
-	return xdev->rules->ops->map_lookup_elem(xdev->rules, &slot);
-}
-
-/*
- * Lowest free slot, so a failed batch that deletes and restores rules
- * leaves the maps as they were.  A slot freed since the last grace period
- * may still be read by frames in flight, through the index entry that
- * named it: its reuse waits for one (all the slots freed before it).
+ * Lowest free stats slot, so a failed batch that deletes and restores
+ * rules leaves the maps as they were.  A slot freed since the last grace
+ * period may still be counted into by frames in flight, through the
+ * rules map entry that named it: its reuse waits for one (all the slots
+ * freed before it).
  */
 int xdpoff_stats_alloc(struct xdpoff_dev *xdev, u32 *slot)
 {
@@ -508,64 +503,14 @@ int xdpoff_stats_alloc(struct xdpoff_dev *xdev, u32 *slot)
 /*
  * Zeroed on free too, so a map whose rules are all gone reads as it did
  * before they came (frames in flight may still add to it: zeroed again on
- * the next alloc).  The rules array element is free from here on: mask id
- * 0, which the program never takes; the rest stays as it was for frames
- * in flight, until the slot's next rule overwrites it.
+ * the next alloc).
  */
 void xdpoff_stats_free(struct xdpoff_dev *xdev, u32 slot)
 {
-	struct xdpoff_rule_val *v = xdpoff_rule_elem(xdev, slot);
-
-	if (v)
-		WRITE_ONCE(v->mask_id, 0);
 	xdpoff_stats_zero(xdev, slot);
 	clear_bit(slot, xdev->stats_used);
 	set_bit(slot, xdev->slots_dirty);
 	xdev->slots_gp = get_state_synchronize_rcu();
-}
-
-/* The flows array element of @slot, in place. */
-struct xdpoff_flow_entry *xdpoff_flow_elem(struct xdpoff_dev *xdev, u32 slot)
-{
-	return xdev->flows->ops->map_lookup_elem(xdev->flows, &slot);
-}
-
-/*
- * A free flow slot.  One freed since the last grace period may still be
- * read by frames in flight: those are taken last, after waiting for it.
- */
-int xdpoff_flow_alloc(struct xdpoff_dev *xdev, u32 *slot)
-{
-	unsigned long bit;
-
-	for_each_clear_bit(bit, xdev->flows_used, xdev->max_flows)
-		if (!test_bit(bit, xdev->flows_dirty))
-			goto found;
-	bit = find_first_zero_bit(xdev->flows_used, xdev->max_flows);
-	if (bit >= xdev->max_flows)
-		return -ENOSPC;
-	cond_synchronize_rcu(xdev->flows_gp);
-	bitmap_zero(xdev->flows_dirty, xdev->max_flows);
-found:
-	set_bit(bit, xdev->flows_used);
-	*slot = bit;
-	return 0;
-}
-
-/*
- * The element is free from here on: family 0, which no frame matches; the
- * rest stays as it was for frames in flight, until the slot's next flow
- * overwrites it whole.
- */
-void xdpoff_flow_release(struct xdpoff_dev *xdev, u32 slot)
-{
-	struct xdpoff_flow_entry *e = xdpoff_flow_elem(xdev, slot);
-
-	if (e)
-		WRITE_ONCE(e->key.family, 0);
-	clear_bit(slot, xdev->flows_used);
-	set_bit(slot, xdev->flows_dirty);
-	xdev->flows_gp = get_state_synchronize_rcu();
 }
 
 void xdpoff_stats_read(struct xdpoff_dev *xdev, u32 slot,

@@ -14,6 +14,9 @@
 
 #include "xdpoff.h"
 
+#define XDPOFF_MSG_OLD_CLI \
+	"index maps are no longer used: the xdpoff CLI is older than the module"
+
 static const struct nla_policy xdpoff_nl_policy[XDPOFF_ATTR_MAX + 1] = {
 	[XDPOFF_ATTR_IFINDEX]	= { .type = NLA_U32 },
 	[XDPOFF_ATTR_RULES_FD]	= { .type = NLA_U32 },
@@ -29,8 +32,11 @@ static const struct nla_policy xdpoff_nl_policy[XDPOFF_ATTR_MAX + 1] = {
 	[XDPOFF_ATTR_FILTER_FD]	= { .type = NLA_U32 },
 	[XDPOFF_ATTR_XDP_MODE]	= NLA_POLICY_MAX(NLA_U32, XDPOFF_XDP_GENERIC),
 	[XDPOFF_ATTR_PROG_FLAGS] = NLA_POLICY_MASK(NLA_U32, XDPOFF_PROG_FLAGS_ALL),
-	[XDPOFF_ATTR_INDEX_FD]	= { .type = NLA_U32 },
-	[XDPOFF_ATTR_FLOW_INDEX_FD] = { .type = NLA_U32 },
+	/* the index maps of 0.2: a CLI that sends them is too old */
+	[XDPOFF_ATTR_UNUSED1]	= { .type = NLA_REJECT,
+				    .reject_message = XDPOFF_MSG_OLD_CLI },
+	[XDPOFF_ATTR_UNUSED2]	= { .type = NLA_REJECT,
+				    .reject_message = XDPOFF_MSG_OLD_CLI },
 	[XDPOFF_ATTR_JIFFIES]	= { .type = NLA_REJECT },
 	[XDPOFF_ATTR_HZ]	= { .type = NLA_REJECT },
 	[XDPOFF_ATTR_PAD]	= { .type = NLA_REJECT },
@@ -43,8 +49,6 @@ static const int xdpoff_fd_attrs[XDPOFF_NR_MAPS] = {
 	[XDPOFF_MAPI_STATS]	= XDPOFF_ATTR_STATS_FD,
 	[XDPOFF_MAPI_FLOWS]	= XDPOFF_ATTR_FLOWS_FD,
 	[XDPOFF_MAPI_FILTER]	= XDPOFF_ATTR_FILTER_FD,
-	[XDPOFF_MAPI_INDEX]	= XDPOFF_ATTR_INDEX_FD,
-	[XDPOFF_MAPI_FLOW_INDEX] = XDPOFF_ATTR_FLOW_INDEX_FD,
 };
 
 static struct genl_family xdpoff_nl_family;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * xdpoff: a device's rule table, the driver's shadow of its rules array
- * and index: one struct xdpoff_rule per rule installed on the device,
- * found by cookie and by key, with its slot, index entry, mask slot and
+ * xdpoff: a device's rule table, the driver's shadow of its rules map:
+ * one struct xdpoff_rule per rule installed on the device, found by
+ * cookie and by key hash, with its map key, stats slot, mask slot and
  * counters.
  *
  * The device's last reference is dropped here too: freeing a device
@@ -17,7 +17,7 @@
 
 static u32 xdpoff_by_key_hash(const struct xdpoff_rule_key *key)
 {
-	return (u32)key->hash;
+	return key->hash;
 }
 
 struct xdpoff_rule *xdpoff_rule_find(struct xdpoff_dev *xdev,
@@ -31,39 +31,52 @@ struct xdpoff_rule *xdpoff_rule_find(struct xdpoff_dev *xdev,
 	return NULL;
 }
 
-/*
- * Of the rules with @r's map key: the one that owns the entry and the
- * best other one with @r's mask and fields.  Returns false if the owner
- * has another mask or other fields: two rules hash alike, and @r cannot
- * have the entry.
- */
-static bool xdpoff_key_rules(struct xdpoff_dev *xdev,
-			     const struct xdpoff_rule *r,
-			     struct xdpoff_rule **owner,
-			     struct xdpoff_rule **best)
+static bool xdpoff_same_match(const struct xdpoff_rule *a,
+			      const struct xdpoff_rule *b)
 {
+	return a->val.mask_id == b->val.mask_id &&
+	       !memcmp(&a->val.fields, &b->val.fields, sizeof(a->val.fields));
+}
+
+/*
+ * Of the other rules with @r's mask and fields: the one that owns their
+ * entry and the best one.  Returns the dup of their key; if there are
+ * none, the lowest dup that no entry of @r's key hash has (rules whose
+ * hashes are alike), which a new entry takes.
+ */
+static u32 xdpoff_key_rules(struct xdpoff_dev *xdev,
+			    const struct xdpoff_rule *r,
+			    struct xdpoff_rule **owner,
+			    struct xdpoff_rule **best)
+{
+	u32 bkt = xdpoff_by_key_hash(&r->key), dup = 0;
 	struct xdpoff_rule *o;
-	bool ok = true;
+	bool taken;
 
 	*owner = NULL;
 	*best = NULL;
-	hash_for_each_possible(xdev->by_key, o, key_node,
-			       xdpoff_by_key_hash(&r->key)) {
-		if (o == r || o->key.hash != r->key.hash)
+	hash_for_each_possible(xdev->by_key, o, key_node, bkt) {
+		if (o == r || o->key.hash != r->key.hash ||
+		    !xdpoff_same_match(o, r))
 			continue;
-		if (o->val.mask_id != r->val.mask_id ||
-		    memcmp(&o->val.fields, &r->val.fields,
-			   sizeof(r->val.fields))) {
-			if (o->installed)
-				ok = false;
-			continue;
-		}
 		if (o->installed)
 			*owner = o;
 		if (!*best || o->val.order < (*best)->val.order)
 			*best = o;
 	}
-	return ok;
+	if (*best)
+		return (*best)->key.dup;
+	do {
+		taken = false;
+		hash_for_each_possible(xdev->by_key, o, key_node, bkt)
+			if (o != r && o->installed &&
+			    o->key.hash == r->key.hash && o->key.dup == dup) {
+				taken = true;
+				dup++;
+				break;
+			}
+	} while (taken);
+	return dup;
 }
 
 /* Bits of the rule's key outside its mask: software never matches it. */
@@ -139,57 +152,47 @@ static void xdpoff_rule_unfwd(struct xdpoff_rule *r)
 }
 
 /*
- * Write @r's element of the rules array and point its key's index entry
- * at it, unless an earlier rule with the same key holds the entry.  An
- * owner it takes the entry from keeps its slot, marked free in the array
- * (mask id 0) while it is not installed.
+ * Write @r's entry in the rules map, unless an earlier rule with the same
+ * mask and fields owns it; a later owner gives it up to @r (the entry's
+ * value replaced at once).  A new entry raises its mask's dups and sets
+ * its filter bit first, so no frame misses it.
  */
 static int xdpoff_rule_install(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
 			       struct netlink_ext_ack *extack)
 {
 	struct xdpoff_rule *owner, *best;
-	u64 *entry;
 	int err;
 
-	if (!xdpoff_key_rules(xdev, r, &owner, &best)) {
-		NL_SET_ERR_MSG_MOD(extack, XDPOFF_MSG_COLLISION);
-		return -EEXIST;
-	}
+	r->key.dup = xdpoff_key_rules(xdev, r, &owner, &best);
 	if (owner && owner->val.order < r->val.order)
 		return 0;
 
 	if (owner) {
-		entry = xdpoff_index_entry(xdev->index, owner->key.hash,
-					   owner->val.stats_slot);
-		if (WARN_ON_ONCE(!entry))
-			return -EIO;
-	} else {
-		entry = xdpoff_index_free_entry(xdev->index, r->key.hash);
-		if (PTR_ERR_OR_ZERO(entry) == -EEXIST)
-			NL_SET_ERR_MSG_MOD(extack, XDPOFF_MSG_COLLISION);
-		else if (PTR_ERR_OR_ZERO(entry) == -ENOSPC)
-			NL_SET_ERR_MSG_MOD(extack,
-					   "rule index bucket is full (attach with a larger --max-rules)");
-		if (IS_ERR(entry))
-			return PTR_ERR(entry);
+		err = xdpoff_map_update(xdev->rules, &r->key, &r->val,
+					BPF_EXIST);
+		if (err)
+			goto err_msg;
+		owner->installed = false;
+		r->installed = true;
+		return 0;
 	}
 
-	err = xdpoff_map_update(xdev->rules, &r->val.stats_slot, &r->val,
-				BPF_ANY);
+	err = xdpoff_mask_dup_get(xdev, r->mask_slot, r->key.dup);
+	if (err)
+		goto err_msg;
+	xdpoff_filter_get(xdev, r->mask_slot, r->hash);
+	err = xdpoff_map_update(xdev->rules, &r->key, &r->val, BPF_NOEXIST);
 	if (err) {
-		NL_SET_ERR_MSG_MOD(extack, "failed to write the rules map");
-		return err;
+		xdpoff_filter_put(xdev, r->mask_slot, r->hash);
+		xdpoff_mask_dup_put(xdev, r->mask_slot, r->key.dup);
+		goto err_msg;
 	}
-	/* A new entry: its filter bit first, so no frame misses it. */
-	if (!owner)
-		xdpoff_filter_get(xdev, r->mask_slot, r->key.hash);
-	xdpoff_index_set(entry, r->key.hash, r->val.stats_slot);
 	r->installed = true;
-	if (owner) {
-		owner->installed = false;
-		WRITE_ONCE(xdpoff_rule_elem(xdev, owner->val.stats_slot)->mask_id, 0);
-	}
 	return 0;
+
+err_msg:
+	NL_SET_ERR_MSG_MOD(extack, "failed to write the rules map");
+	return err;
 }
 
 /* Install the block rule @br on @port's device. */
@@ -203,7 +206,7 @@ static int __xdpoff_rule_add(struct xdpoff_port *port,
 	int err;
 
 	if (xdev->nr_rules >= xdev->max_rules) {
-		NL_SET_ERR_MSG_MOD(extack, "rule table is full");
+		xdpoff_set_err_msg(extack, xdev->rules_full);
 		return -ENOSPC;
 	}
 
@@ -240,12 +243,14 @@ static int __xdpoff_rule_add(struct xdpoff_port *port,
 		goto err_unfwd;
 	r->val.fields = m->key;
 	r->val.mask_id = xdev->mask_slots[r->mask_slot].id;
-	r->key.hash = xdpoff_key_hash(xdev->seed, r->val.mask_id,
-				      xdpoff_mask_words(&m->mask), &m->key);
+	r->hash = xdpoff_key_hash(xdev->seed, r->val.mask_id,
+				  xdpoff_mask_words(&m->mask), &m->key);
+	r->key.hash = (u32)r->hash;
 
+	/* One per rule, and nr_rules is below max_rules: cannot fail. */
 	err = xdpoff_stats_alloc(xdev, &r->val.stats_slot);
-	if (err) {
-		NL_SET_ERR_MSG_MOD(extack, "rule table is full");
+	if (WARN_ON_ONCE(err)) {
+		xdpoff_set_err_msg(extack, xdev->rules_full);
 		goto err_put_mask;
 	}
 
@@ -283,28 +288,24 @@ int xdpoff_rule_add(struct xdpoff_port *port, const struct xdpoff_brule *br,
 }
 
 /*
- * The installed @r leaves the index: its entry goes to the next rule with
- * the same key (@r is off the key hash already), or is cleared before the
- * mask can go.
+ * The installed @r leaves the rules map: its entry goes to the next rule
+ * with the same mask and fields (@r is off the key hash already), or is
+ * deleted before the mask can go.
  */
 static void xdpoff_rule_unpublish(struct xdpoff_dev *xdev,
 				  struct xdpoff_rule *r)
 {
-	u64 *entry = xdpoff_index_entry(xdev->index, r->key.hash,
-					r->val.stats_slot);
 	struct xdpoff_rule *owner, *best;
 
-	if (WARN_ON_ONCE(!entry))
-		return;
 	xdpoff_key_rules(xdev, r, &owner, &best);
-	if (best && !xdpoff_map_update(xdev->rules, &best->val.stats_slot,
-				       &best->val, BPF_ANY)) {
-		xdpoff_index_set(entry, best->key.hash, best->val.stats_slot);
+	if (best && !xdpoff_map_update(xdev->rules, &best->key, &best->val,
+				       BPF_EXIST)) {
 		best->installed = true;
 		return;
 	}
-	WRITE_ONCE(*entry, 0);
-	xdpoff_filter_put(xdev, r->mask_slot, r->key.hash);
+	xdpoff_map_delete(xdev->rules, &r->key);
+	xdpoff_filter_put(xdev, r->mask_slot, r->hash);
+	xdpoff_mask_dup_put(xdev, r->mask_slot, r->key.dup);
 }
 
 /* Remove @r from its device. */
@@ -320,7 +321,7 @@ void xdpoff_rule_del(struct xdpoff_dev *xdev, struct xdpoff_rule *r)
 	hash_del(&r->key_node);
 	if (r->installed)
 		xdpoff_rule_unpublish(xdev, r);
-	/* Its element is free from here (mask id 0), its slot after a grace period. */
+	/* Its stats slot is free after a grace period. */
 	xdpoff_stats_free(xdev, r->val.stats_slot);
 	xdpoff_mask_put(xdev, r->mask_slot);
 out_free:
@@ -374,12 +375,8 @@ static void xdpoff_dev_release(struct kref *ref)
 	bpf_map_put(xdev->stats);
 	bpf_map_put(xdev->flows);
 	bpf_map_put(xdev->filter);
-	bpf_map_put(xdev->index);
-	bpf_map_put(xdev->flow_index);
 	bitmap_free(xdev->stats_used);
 	bitmap_free(xdev->slots_dirty);
-	bitmap_free(xdev->flows_used);
-	bitmap_free(xdev->flows_dirty);
 	xdpoff_filter_free(xdev);
 	for (i = 0; i < XDPOFF_MAX_MASKS; i++)
 		WARN_ON_ONCE(xdev->mask_slots[i].refcnt);

@@ -36,8 +36,6 @@ static const int pin_attrs[NR_MAPS] = {
 	[PIN_STATS]	= XDPOFF_ATTR_STATS_FD,
 	[PIN_FLOWS]	= XDPOFF_ATTR_FLOWS_FD,
 	[PIN_FILTER]	= XDPOFF_ATTR_FILTER_FD,
-	[PIN_INDEX]	= XDPOFF_ATTR_INDEX_FD,
-	[PIN_FLOW_INDEX] = XDPOFF_ATTR_FLOW_INDEX_FD,
 };
 
 /*
@@ -141,14 +139,24 @@ static int pin_objects(const struct prog *p, const char *dev)
 	return 0;
 }
 
+/* What an attach by xdpoff 0.2 pinned besides: its index maps. */
+static const char *const old_pins[] = { "xdpoff_index", "xdpoff_flow_index" };
+
 /* Unpin whatever is there and remove the directory; quiet about absences. */
 static void remove_pins(const char *dev)
 {
 	char path[PATH_MAX];
-	int i;
+	size_t i;
 
 	for (i = 0; i < NR_PINS; i++) {
 		pin_path(path, sizeof(path), dev, i);
+		if (unlink(path) && errno != ENOENT)
+			pr_warn("Couldn't remove %s: %s\n", path, strerror(errno));
+	}
+	for (i = 0; i < sizeof(old_pins) / sizeof(old_pins[0]); i++) {
+		pin_path(path, sizeof(path), dev, -1);
+		snprintf(path + strlen(path), sizeof(path) - strlen(path),
+			 "/%s", old_pins[i]);
 		if (unlink(path) && errno != ENOENT)
 			pr_warn("Couldn't remove %s: %s\n", path, strerror(errno));
 	}
@@ -198,13 +206,7 @@ static int open_prog(struct prog *p, bool no_adjust, __u32 max_rules,
 	if (!err)
 		err = bpf_map__set_max_entries(prog_map(p, PIN_STATS), max_rules);
 	if (!err)
-		err = bpf_map__set_max_entries(prog_map(p, PIN_INDEX),
-					       xdpoff_index_buckets(max_rules));
-	if (!err)
 		err = bpf_map__set_max_entries(prog_map(p, PIN_FLOWS), max_flows);
-	if (!err)
-		err = bpf_map__set_max_entries(prog_map(p, PIN_FLOW_INDEX),
-					       xdpoff_index_buckets(max_flows));
 	if (!err)
 		return 0;
 	pr_warn("Couldn't size the maps: %s\n", strerror(-err));

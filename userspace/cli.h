@@ -68,7 +68,7 @@ void nft_restore_chains(const char *dev);
 
 /* What `attach` pins under XDPOFF_PIN_ROOT/DEV; the maps come first. */
 enum { PIN_RULES, PIN_MASKS, PIN_META, PIN_STATS, PIN_FLOWS, PIN_FILTER,
-       PIN_INDEX, PIN_FLOW_INDEX, PIN_PROG, NR_PINS };
+       PIN_PROG, NR_PINS };
 #define NR_MAPS PIN_PROG
 
 extern const char *const pin_names[NR_PINS];

@@ -164,13 +164,91 @@ static int cmp_rules(const void *a, const void *b)
 	       (x->val.stats_slot < y->val.stats_slot);
 }
 
+/* Entries read per BPF_MAP_LOOKUP_BATCH, at first. */
+#define MAP_BATCH	1024
+
 /*
- * Keep the rule add_rule() put at the end of d->rules if its mask is
- * active (the module writes the mask first), with its counters.
+ * Every entry of the hash map @fd, by BPF_MAP_LOOKUP_BATCH, each passed to
+ * @fn.  A batch takes whole buckets of the map: a bucket of more entries
+ * than the batch holds fails it with ENOSPC, and the batch doubles.
  */
-static int check_rule(struct dev_info *d, struct rule *r, int stats_fd,
-		      struct xdpoff_stats *buf, int ncpus)
+static int read_hash(int fd, size_t key_size, size_t val_size,
+		     int (*fn)(void *ctx, const void *key, const void *val),
+		     void *ctx)
 {
+	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 in, out, count, i, n = MAP_BATCH;
+	char *keys = NULL, *vals = NULL;
+	void *batch = NULL;
+	int err = 0, done = 0;
+
+	while (!done) {
+		if (!keys) {
+			keys = calloc(n, key_size);
+			vals = calloc(n, val_size);
+			if (!keys || !vals) {
+				err = -ENOMEM;
+				break;
+			}
+		}
+		count = n;
+		err = bpf_map_lookup_batch(fd, batch, &out, keys, vals, &count,
+					   &opts);
+		if (err == -ENOSPC && n < (1U << 24)) {
+			free(keys);
+			free(vals);
+			keys = vals = NULL;
+			n *= 2;		/* then the same batch again */
+			continue;
+		}
+		if (err == -ENOENT || (!err && !count))
+			done = 1;	/* the last entries, or none */
+		else if (err)
+			break;
+		err = 0;
+		in = out;
+		batch = &in;
+		for (i = 0; i < count && !err; i++)
+			err = fn(ctx, keys + i * key_size, vals + i * val_size);
+		if (err)
+			break;
+	}
+	free(keys);
+	free(vals);
+	return err;
+}
+
+/* What read_rules() passes read_hash() for each entry. */
+struct rules_ctx {
+	struct dev_info		*d;
+	size_t			cap;
+	int			stats_fd;
+	int			ncpus;
+	struct xdpoff_stats	*buf;
+};
+
+/*
+ * One entry of the rules map, an offloaded rule, at the end of d->rules;
+ * kept if its mask is active (the module writes the mask first), with its
+ * counters.
+ */
+static int add_rule(void *ctx, const void *key, const void *val)
+{
+	struct rules_ctx *c = ctx;
+	struct dev_info *d = c->d;
+	struct rule *r;
+
+	(void)key;
+	if (d->nr_rules == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 64;
+		r = realloc(d->rules, c->cap * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		d->rules = r;
+	}
+	r = &d->rules[d->nr_rules];
+	memset(r, 0, sizeof(*r));
+	memcpy(&r->val, val, sizeof(r->val));
 	r->slot = find_mask(d, r->val.mask_id);
 	r->mask = r->slot ? &r->slot->mask : NULL;
 	if (!r->mask) {
@@ -178,81 +256,28 @@ static int check_rule(struct dev_info *d, struct rule *r, int stats_fd,
 			 d->name, r->val.mask_id);
 		return 0;
 	}
-	read_stats(r, stats_fd, buf, ncpus);
+	read_stats(r, c->stats_fd, c->buf, c->ncpus);
 	d->packets += r->packets;
 	d->bytes += r->bytes;
 	d->nr_rules++;
 	return 0;
 }
 
-/* Slots of the rules array read per BPF_MAP_LOOKUP_BATCH. */
-#define MAP_BATCH	1024
-
-/* One rule of the array: @val, of a used slot. */
-static int add_rule(struct dev_info *d, const struct xdpoff_rule_val *val,
-		    size_t *cap, struct rule **out)
-{
-	struct rule *r;
-
-	if (d->nr_rules == *cap) {
-		*cap = *cap ? 2 * *cap : 64;
-		r = realloc(d->rules, *cap * sizeof(*r));
-		if (!r)
-			return -ENOMEM;
-		d->rules = r;
-	}
-	r = &d->rules[d->nr_rules];
-	memset(r, 0, sizeof(*r));
-	r->val = *val;
-	*out = r;
-	return 0;
-}
-
-/* The rules array, in batches: the slots in use (mask id not 0). */
+/* The rules map: every entry is an offloaded rule. */
 static int read_rules(struct dev_info *d, int rules_fd, int stats_fd,
 		      int ncpus)
 {
-	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	struct xdpoff_rule_val *vals = NULL;
-	__u32 in, out, count, i, *keys = NULL;
-	struct xdpoff_stats *buf;
-	size_t cap = 0;
-	struct rule *r;
-	void *batch = NULL;
-	int err = 0, done = 0;
+	struct rules_ctx c = {
+		.d = d, .stats_fd = stats_fd, .ncpus = ncpus,
+	};
+	int err;
 
-	buf = calloc(ncpus, sizeof(*buf));
-	keys = calloc(MAP_BATCH, sizeof(*keys));
-	vals = calloc(MAP_BATCH, sizeof(*vals));
-	if (!buf || !keys || !vals) {
-		err = -ENOMEM;
-		goto out;
-	}
-	while (!done) {
-		count = MAP_BATCH;
-		err = bpf_map_lookup_batch(rules_fd, batch, &out, keys, vals,
-					   &count, &opts);
-		if (err == -ENOENT)
-			done = 1;	/* the last slots, or none */
-		else if (err)
-			break;
-		err = 0;
-		in = out;
-		batch = &in;
-		for (i = 0; i < count && !err; i++) {
-			if (!vals[i].mask_id)
-				continue;	/* a free slot */
-			err = add_rule(d, &vals[i], &cap, &r);
-			if (!err)
-				err = check_rule(d, r, stats_fd, buf, ncpus);
-		}
-		if (err)
-			break;
-	}
-out:
-	free(keys);
-	free(vals);
-	free(buf);
+	c.buf = calloc(ncpus, sizeof(*c.buf));
+	if (!c.buf)
+		return -ENOMEM;
+	err = read_hash(rules_fd, sizeof(struct xdpoff_rule_key),
+			sizeof(struct xdpoff_rule_val), add_rule, &c);
+	free(c.buf);
 	if (err)
 		return err;
 	if (d->nr_rules)
@@ -260,67 +285,69 @@ out:
 	return 0;
 }
 
-
 static int cmp_flows(const void *a, const void *b)
 {
 	return memcmp(&((const struct flow *)a)->key,
 		      &((const struct flow *)b)->key, sizeof(struct xdpoff_flow_key));
 }
 
+/* One entry of the flows map, at the end of d->flows. */
+static int add_flow(void *ctx, const void *key, const void *val)
+{
+	struct dev_info *d = ctx;
+	struct flow *fl;
+
+	if (d->nr_flows >= d->max_flows)
+		return 0;
+	if (!d->flows) {
+		d->flows = calloc(d->max_flows, sizeof(*d->flows));
+		if (!d->flows)
+			return -ENOMEM;
+	}
+	fl = &d->flows[d->nr_flows++];
+	memcpy(&fl->key, key, sizeof(fl->key));
+	memcpy(&fl->val, val, sizeof(fl->val));
+	return 0;
+}
+
 /*
- * The flows array: every offloaded flow direction coming in on the
- * device, in the used slots (family set).
+ * The flows map: every offloaded flow direction coming in on the device,
+ * keyed by its tuple.
  */
 static int read_flows(struct dev_info *d, int flows_fd)
 {
-	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	struct xdpoff_flow_entry *vals;
-	__u32 in, out, count, i, *keys;
-	void *batch = NULL;
-	struct flow *fl;
-	int err = 0, done = 0;
+	int err;
 
 	d->max_flows = map_max_entries(flows_fd);
-	keys = calloc(MAP_BATCH, sizeof(*keys));
-	vals = calloc(MAP_BATCH, sizeof(*vals));
-	if (!keys || !vals) {
-		err = -ENOMEM;
-		goto out;
-	}
-	while (!done) {
-		count = MAP_BATCH;
-		err = bpf_map_lookup_batch(flows_fd, batch, &out, keys, vals,
-					   &count, &opts);
-		if (err == -ENOENT)
-			done = 1;	/* the last slots, or none */
-		else if (err)
-			break;
-		err = 0;
-		in = out;
-		batch = &in;
-		for (i = 0; i < count; i++) {
-			if (!vals[i].key.family || d->nr_flows >= d->max_flows)
-				continue;	/* a free slot */
-			if (!d->flows) {
-				d->flows = calloc(d->max_flows, sizeof(*d->flows));
-				if (!d->flows) {
-					err = -ENOMEM;
-					goto out;
-				}
-			}
-			fl = &d->flows[d->nr_flows++];
-			fl->key = vals[i].key;
-			fl->val = vals[i].val;
-		}
-	}
-out:
-	free(keys);
-	free(vals);
+	err = read_hash(flows_fd, sizeof(struct xdpoff_flow_key),
+			sizeof(struct xdpoff_flow_val), add_flow, d);
 	if (err)
 		return err;
 	if (d->nr_flows)
 		qsort(d->flows, d->nr_flows, sizeof(*d->flows), cmp_flows);
 	return 0;
+}
+
+/*
+ * The rules and flows maps are hash maps, keyed as xdpoff.h says; an
+ * attach by xdpoff 0.2 made arrays of them.
+ */
+static bool maps_current(int rules_fd, int flows_fd)
+{
+	struct bpf_map_info r = {}, f = {};
+	__u32 len = sizeof(r);
+
+	if (bpf_obj_get_info_by_fd(rules_fd, &r, &len))
+		return false;
+	len = sizeof(f);
+	if (bpf_obj_get_info_by_fd(flows_fd, &f, &len))
+		return false;
+	return r.type == BPF_MAP_TYPE_HASH &&
+	       r.key_size == sizeof(struct xdpoff_rule_key) &&
+	       r.value_size == sizeof(struct xdpoff_rule_val) &&
+	       f.type == BPF_MAP_TYPE_HASH &&
+	       f.key_size == sizeof(struct xdpoff_flow_key) &&
+	       f.value_size == sizeof(struct xdpoff_flow_val);
 }
 
 static int read_dev(struct dev_info *d, int ncpus)
@@ -346,6 +373,12 @@ static int read_dev(struct dev_info *d, int ncpus)
 	else
 		d->attached_id = xdp_attached(d->ifindex, d->prog_id, &d->xdp);
 
+	if (!maps_current(fds[PIN_RULES], fds[PIN_FLOWS])) {
+		pr_warn("%s: maps not of this xdpoff (attached by an older one?): detach and attach it again\n",
+			d->name);
+		err = -EINVAL;
+		goto out;
+	}
 	err = read_masks(d, fds[PIN_MASKS], fds[PIN_META]);
 	if (!err)
 		err = read_rules(d, fds[PIN_RULES], fds[PIN_STATS], ncpus);

@@ -8,17 +8,19 @@
  * __u8/__u16/__u32/__u64/__be16/__be32 (linux/types.h in all three).
  *
  * Classification is a tuple-space search.  Every distinct mask the module
- * has seen occupies one slot of the masks map; a rule is one element of the
- * rules array, at the rule's slot, holding the masked fields themselves,
- * and its key (a hash of the mask id and of frame fields & mask) is in the
- * index, a hash table of buckets the module fills, that gives the slot.
- * The XDP program masks the parsed frame with every active mask, hashes
- * only the words the mask uses, finds the slot in the hash's bucket,
- * compares the fields and keeps the match with the lowest order: the
- * earliest rule wins, as in software.  A bit filter per mask
- * (xdpoff_filter) says which hashes some rule of the mask has, so a mask
- * the frame cannot match costs no bucket lookup, mostly.  Arrays only:
- * the kernel inlines their lookups into the program.
+ * has seen occupies one slot of the masks array; every offloaded rule is
+ * one entry of the rules map, a BPF hash map (`bpftool map dump` lists
+ * exactly the offloaded rules), keyed by a 32-bit hash of the mask id and
+ * of the frame fields & mask, whose value holds the masked fields
+ * themselves.  The XDP program masks the parsed frame with every active
+ * mask, hashes only the words the mask uses, looks the key up, compares
+ * the fields and keeps the match with the lowest order: the earliest rule
+ * wins, as in software.  Rules whose hashes are alike take the next
+ * xdpoff_rule_key.dup, so no rule is ever refused for another's hash.  A
+ * bit filter per mask (xdpoff_filter) says which hashes some rule of the
+ * mask has, so a mask the frame cannot match costs no map lookup, mostly.
+ * Offloaded flowtable flows are entries of the flows map, a BPF hash map
+ * keyed by the flow's tuple.
  */
 #ifndef __XDPOFF_XDPOFF_H
 #define __XDPOFF_XDPOFF_H
@@ -30,8 +32,6 @@
 #define XDPOFF_MAP_STATS	"xdpoff_stats"
 #define XDPOFF_MAP_FLOWS	"xdpoff_flows"
 #define XDPOFF_MAP_FILTER	"xdpoff_filter"
-#define XDPOFF_MAP_INDEX	"xdpoff_index"
-#define XDPOFF_MAP_FLOW_INDEX	"xdpoff_flow_index"
 
 /* Where `xdpoff attach DEV` pins the maps: XDPOFF_PIN_ROOT/DEV/<map name> */
 #define XDPOFF_PIN_ROOT		"/sys/fs/bpf/xdpoff"
@@ -57,13 +57,10 @@
 #ifndef XDPOFF_DEFAULT_MAX_RULES
 #define XDPOFF_DEFAULT_MAX_RULES	16384
 #endif
-/* A rule's slot + 1 fits an index entry's low bits (XDPOFF_INDEX_SLOT). */
+/* --max-rules and --max-flows at most: maps of 16M preallocated entries. */
 #define XDPOFF_MAX_RULES_LIMIT		((1U << 24) - 1)
 
-/*
- * Default capacity of the flows array (xdpoff attach --max-flows), and
- * buckets of the flow index; a flow's slot + 1 fits an index entry too.
- */
+/* Default capacity of the flows map (xdpoff attach --max-flows). */
 #ifndef XDPOFF_DEFAULT_MAX_FLOWS
 #define XDPOFF_DEFAULT_MAX_FLOWS	4096
 #endif
@@ -134,43 +131,21 @@ struct xdpoff_fields {
 #define XDPOFF_FIELD_WORDS	(sizeof(struct xdpoff_fields) / sizeof(__u64))
 
 /*
- * A rule's key: xdpoff_key_hash() of the masked frame fields, whose start
- * state holds the mask id.  It picks the rule's bucket of the index and
- * is kept there beside the rule's slot; the mask id and the fields are
- * compared in the rule.  Two rules whose keys are equal but whose mask or
- * fields are not cannot both be installed: the module refuses the second.
+ * Key of the rules map: the low 32 bits of xdpoff_key_hash() of the rule's
+ * mask id and masked fields, and dup.  Rules with the same mask and fields
+ * share one entry (the earliest rule's; the module keeps the others).
+ * Rules whose hashes are alike but whose mask or fields are not take dups
+ * 0, 1, 2, ... in turn: the lowest dup that no other entry of the hash
+ * has.  Entries come and go, so a hash's dups need not be contiguous; the
+ * XDP program looks up dup 0 and, when that does not match, dups 1 to
+ * xdpoff_mask.dups - 1 (the mask's bound, which the module raises before
+ * it installs an entry of a higher dup).  Eight bytes: the kernel's
+ * jhash() of the key is the lookup's largest cost.
  */
 struct xdpoff_rule_key {
-	__u64	hash;
+	__u32	hash;
+	__u32	dup;
 };
-
-/*
- * The index (xdpoff_index): a power-of-two array of buckets, at least as
- * many as the rules array has slots.  The bucket of a key is picked by its
- * low bits (xdpoff_meta.index_mask); each of its XDPOFF_INDEX_WAYS entries
- * is 0 (free) or the key's top 40 bits with the rule's slot + 1 in the
- * low 24, one word the module writes at once.  Keys that share a bucket
- * and their top 40 bits are two rules' keys alike: the module refuses the
- * second, and a bucket with no free entry refuses a rule too, and so does
- * a key whose top 40 bits are 0 (a free entry's).
- */
-#define XDPOFF_INDEX_WAYS	8
-#define XDPOFF_INDEX_SLOT	0xffffffULL
-#define XDPOFF_INDEX_TAG	(~XDPOFF_INDEX_SLOT)
-
-struct xdpoff_bucket {
-	__u64	entry[XDPOFF_INDEX_WAYS];
-};
-
-/* Buckets for @max_rules: the power of two not below it. */
-static inline __u32 xdpoff_index_buckets(__u32 max_rules)
-{
-	__u32 n = 1;
-
-	while (n < max_rules)
-		n <<= 1;
-	return n;
-}
 
 /*
  * The hash of a rule key: over the words of struct xdpoff_fields that its
@@ -178,9 +153,8 @@ static inline __u32 xdpoff_index_buckets(__u32 max_rules)
  * program enters the sequence at the mask's last word and falls through
  * to the first, skipping the words no mask of that length can use), from
  * a per-device random seed (xdpoff_meta.seed), then xdpoff_hash_end().
- * Each step is a bijection of the state for a given word, and so is the
- * end, so two rules of a mask that differ in one word only never collide;
- * the module refuses a rule whose key another rule's fields hold.
+ * The rules map's key takes its low 32 bits (xdpoff_rule_key), the
+ * filter its top bits.
  */
 #define XDPOFF_HASH_MUL		0x9e3779b97f4a7c15ULL
 
@@ -197,9 +171,9 @@ static inline __u64 xdpoff_hash_word(__u64 h, __u64 w)
 
 /*
  * After the last word.  A product's bit k depends on the factor's bits
- * up to k only: without this step the low bits, which pick the bucket,
- * ignored the top 16 bits of word 0 (the ports), and every rule of a
- * `udp dport N` mask fell into one bucket.  One more step, of a zero
+ * up to k only: without this step the low bits, the map key's, ignored
+ * the top 16 bits of word 0 (the ports), and every rule of a `udp dport
+ * N` mask had one key.  One more step, of a zero
  * word: after it every bit of the hash depends on every bit of the words.
  */
 static inline __u64 xdpoff_hash_end(__u64 h)
@@ -287,9 +261,8 @@ enum xdpoff_action {
 #define XDPOFF_RW_ETH		(1U << 3)	/* addresses: (a & keep) ^ val */
 
 /*
- * Element of the rules array, at the rule's slot (stats_slot: the same
- * index into the stats map).  A slot whose mask_id is 0 is free; the rest
- * of a free slot means nothing.  order sorts every rule of a device in the
+ * Value of the rules map.  stats_slot is the rule's element of the stats
+ * array, which the module allocates.  order sorts every rule of a device in the
  * order software evaluates them: hook (bit 63: tc before nft), then for
  * nft chain priority, chain bind order, rule position, for tc filter
  * priority, mask age, filter age.  The orders of two stages never
@@ -297,7 +270,7 @@ enum xdpoff_action {
  */
 struct xdpoff_rule_val {
 	__u64	order;		/* lower runs first */
-	__u32	stats_slot;	/* its slot: in this array and the stats map */
+	__u32	stats_slot;	/* its element of the stats array */
 	__u32	action;		/* enum xdpoff_action */
 	__u32	ifindex;	/* redirect target; 0 when unused */
 	__u32	stage;		/* 0..XDPOFF_MAX_STAGES-1: the chain */
@@ -333,6 +306,13 @@ struct xdpoff_mask {
 	 * mask's keys starts, so the XDP program does not compute it.
 	 */
 	__u64			hash_start;
+	/*
+	 * The dups to look up a key of the mask in: 1 + the highest dup
+	 * (xdpoff_rule_key) of an entry of the mask; 1 while none of its
+	 * entries shares its hash with another's.
+	 */
+	__u32			dups;
+	__u32			pad;
 };
 #define XDPOFF_RANGE_SPORT	(1U << 0)
 #define XDPOFF_RANGE_DPORT	(1U << 1)
@@ -356,23 +336,19 @@ struct xdpoff_meta {
 	 */
 	__u64	ft_order;
 	__u64	seed;		/* of xdpoff_key_hash(), random per device */
-	__u32	index_mask;	/* buckets of the index - 1 */
-	__u32	flow_index_mask; /* buckets of the flow index - 1 */
 };
 #define XDPOFF_ORDER_NONE	(~0ULL)
 
 /*
- * Flowtable offload (nft `flowtable ... flags offload`): one element of
- * the flows array per direction of an offloaded connection, in the maps
- * of the device the direction comes in on, found through the flow index
- * as a rule is through the index: the bucket of the tuple's hash
- * (xdpoff_flow_hash(), its low bits & xdpoff_meta.flow_index_mask) holds
- * the hash's top 40 bits and the element's slot + 1.  Exact match on the
- * tuple, as the software flowtable looks it up (nf_flow_offload_ip_hook);
- * only frames the software fast path would take are forwarded (no IP
- * options, no fragment, TTL / hop limit above 1, TCP without FIN and RST,
- * no longer than the route's MTU, untagged); the others go up unchanged.
- * A free element has family 0.
+ * Flowtable offload (nft `flowtable ... flags offload`): one entry of the
+ * flows map per direction of an offloaded connection, in the maps of the
+ * device the direction comes in on, keyed by its tuple as the software
+ * flowtable keys its rhashtable (nf_flow_offload_ip_hook() looks up the
+ * same fields).  Only frames the software fast path would take are
+ * forwarded (no IP options, no fragment, TTL / hop limit above 1, TCP
+ * without FIN and RST, no longer than the route's MTU, untagged); the
+ * others go up unchanged.  IPv4 addresses in saddr[0] and daddr[0], the
+ * rest of both and pad zero.
  */
 struct xdpoff_flow_key {
 	__be32	saddr[4];	/* IPv4 in [0], or IPv6 */
@@ -417,56 +393,9 @@ struct xdpoff_flow_val {
 	__u64	last_used;	/* jiffies_64; 0: none yet */
 };
 
-struct xdpoff_flow_entry {
-	struct xdpoff_flow_key	key;
-	struct xdpoff_flow_val	val;
-};
-
-/*
- * The hash of a flow's tuple, from the device's seed: IPv4's addresses
- * (as 32-bit loads read them) in one word, IPv6's in four (as 64-bit
- * loads read their bytes), then the ports (as a 32-bit load of the
- * transport header's first four bytes reads them), family and protocol.
- * The XDP program computes it from the frame's headers, in registers
- * (inlined: clang would make a BPF call of it); the module from the key.
- */
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
 #endif
-
-/*
- * The tuple's last word: ports (as a 32-bit load of the transport
- * header's first four bytes reads them), family, protocol; what a 64-bit
- * load of the key reads from sport on, pad being 0, on a little-endian
- * machine.
- */
-static __always_inline __u64 xdpoff_flow_l4_word(__u32 ports, __u8 family,
-						 __u8 proto)
-{
-	return ports | (__u64)family << 32 | (__u64)proto << 40;
-}
-
-static __always_inline __u64 xdpoff_flow_hash4(__u64 seed, __u32 saddr,
-					       __u32 daddr, __u64 l4_word)
-{
-	__u64 h = xdpoff_hash_start(seed, 0);
-
-	h = xdpoff_hash_word(h, saddr | (__u64)daddr << 32);
-	return xdpoff_hash_end(xdpoff_hash_word(h, l4_word));
-}
-
-static __always_inline __u64 xdpoff_flow_hash6(__u64 seed, const __u64 *saddr,
-					       const __u64 *daddr,
-					       __u64 l4_word)
-{
-	__u64 h = xdpoff_hash_start(seed, 0);
-
-	h = xdpoff_hash_word(h, saddr[0]);
-	h = xdpoff_hash_word(h, saddr[1]);
-	h = xdpoff_hash_word(h, daddr[0]);
-	h = xdpoff_hash_word(h, daddr[1]);
-	return xdpoff_hash_end(xdpoff_hash_word(h, l4_word));
-}
 
 /*
  * A flow's checksum updates, one per checksum and frame, whatever the NAT.
@@ -614,7 +543,7 @@ enum xdpoff_xdp_mode {
 enum xdpoff_attr {
 	XDPOFF_ATTR_UNSPEC,
 	XDPOFF_ATTR_IFINDEX,		/* u32 */
-	XDPOFF_ATTR_RULES_FD,		/* u32: fd of the rules array */
+	XDPOFF_ATTR_RULES_FD,		/* u32: fd of the rules hash map */
 	XDPOFF_ATTR_MASKS_FD,		/* u32: fd of the masks array */
 	XDPOFF_ATTR_META_FD,		/* u32: fd of the meta array */
 	XDPOFF_ATTR_STATS_FD,		/* u32: fd of the per-CPU stats array */
@@ -625,7 +554,7 @@ enum xdpoff_attr {
 	 * pass the driver's extack on to nft.
 	 */
 	XDPOFF_ATTR_LAST_ERROR,
-	XDPOFF_ATTR_FLOWS_FD,		/* u32: fd of the flows array */
+	XDPOFF_ATTR_FLOWS_FD,		/* u32: fd of the flows hash map */
 	XDPOFF_ATTR_NR_FLOWS,		/* u32: flows installed (GET) */
 	XDPOFF_ATTR_FILTER_FD,		/* u32: fd of the filter array */
 	/*
@@ -638,8 +567,9 @@ enum xdpoff_attr {
 	 * (ATTACH, optional: 0; GET).
 	 */
 	XDPOFF_ATTR_PROG_FLAGS,
-	XDPOFF_ATTR_INDEX_FD,		/* u32: fd of the index array */
-	XDPOFF_ATTR_FLOW_INDEX_FD,	/* u32: fd of the flow index array */
+	/* the index maps' fds in 0.2: no longer accepted */
+	XDPOFF_ATTR_UNUSED1,
+	XDPOFF_ATTR_UNUSED2,
 	/*
 	 * u64, u32: the kernel's jiffies_64 and HZ (GET), against which a
 	 * flow's last_used reads as a time.

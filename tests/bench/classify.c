@@ -21,16 +21,18 @@
  *  - mask slot i (0..M-1): active, id i+1; matches EtherType IPv4, the
  *    flags the parser sets (IPv4, protocol, ports; no VLAN tag), protocol
  *    UDP, ip daddr /32, udp dport, and ip saddr/i: M distinct masks.
- *  - rule j (0..N-2) in slot j % M, ip daddr 10.0.0.0 + j: never matches
- *    the frame; rule N-1, the last in order, in slot M-1: matches it.
- *  - each rule in slot j of the rules array, its key's entry in the
- *    index, its bit set in its mask slot's filter; xdpoff_meta.nr_masks
- *    = M.
+ *  - rule j (0..N-2) of mask slot j % M, ip daddr 10.0.0.0 + j: never
+ *    matches the frame; rule N-1, the last in order, of slot M-1: matches
+ *    it.
+ *  - each rule an entry of the rules hash map, keyed by its key hash and
+ *    the lowest dup free (xdpoff_rule_key), its stats slot j, its bit set
+ *    in its mask slot's filter; each mask's dups 1 + its highest dup;
+ *    xdpoff_meta.nr_masks = M.
  * The program looks every active mask up (it keeps the earliest match, so
  * it cannot stop at the first), hence every one of the M masks costs a
- * hash and a filter test, those whose filter has the frame's bit a bucket
- * of the index, and the verdict comes from the last rule: XDP_DROP (retval
- * 1), checked.
+ * hash and a filter test, those whose filter has the frame's bit a lookup
+ * of the rules map, and the verdict comes from the last rule: XDP_DROP
+ * (retval 1), checked.
  *
  * With --libxdp DEV the program is loaded the way `xdpoff attach` loads
  * it by default, as one of the programs of libxdp's dispatcher on DEV
@@ -49,6 +51,12 @@
  * tail call into its own program that returns XDP_DROP: subtract it.
  *
  *   classify flows=N repeat=R ns=X retval=4
+ *
+ * prog:ID:NAME runs the program of id ID, which another tool loaded with
+ * its rules (a peer, such as xdp-filter), on the same frame: it must drop
+ * it (retval 1).
+ *
+ *   classify peer=NAME repeat=R ns=X retval=1
  */
 #include <errno.h>
 #include <stdio.h>
@@ -108,11 +116,12 @@ static void fields_and(struct xdpoff_fields *out,
 
 /* Mask slot @i, id i + 1, as kernel/xdpoff_maps.c writes it. */
 static int write_mask(int fd, unsigned int i, const struct xdpoff_fields *mask,
-		      __u64 seed, int active)
+		      __u64 seed, __u32 dups, int active)
 {
 	struct xdpoff_mask m = { .mask = *mask, .id = i + 1, .active = active,
 				 .words = xdpoff_mask_words(mask),
-				 .hash_start = xdpoff_hash_start(seed, i + 1) };
+				 .hash_start = xdpoff_hash_start(seed, i + 1),
+				 .dups = dups };
 
 	return bpf_map_update_elem(fd, &i, &m, BPF_ANY);
 }
@@ -124,18 +133,15 @@ static int fill(struct xdpoff_bpf *skel, unsigned int rules,
 	int masks_fd = bpf_map__fd(skel->maps.xdpoff_masks);
 	int meta_fd = bpf_map__fd(skel->maps.xdpoff_meta);
 	int filter_fd = bpf_map__fd(skel->maps.xdpoff_filter);
-	int index_fd = bpf_map__fd(skel->maps.xdpoff_index);
-	__u32 nb = bpf_map__max_entries(skel->maps.xdpoff_index);
 	struct xdpoff_meta meta = { .nr_masks = masks,
-				     .index_mask = nb - 1,
 				     .software_from = XDPOFF_ORDER_NONE,
 				     .ft_order = XDPOFF_ORDER_NONE,
 				     .seed = 0x5eed0f0ff10adULL,
 				     .nr_stages = 1 };
 	struct xdpoff_fields frame = {}, mask[XDPOFF_MAX_MASKS];
-	unsigned int i, j, idx, bidx, w, zero = 0;
-	struct xdpoff_bucket b;
-	__u64 bits;
+	__u32 dups[XDPOFF_MAX_MASKS];
+	unsigned int i, j, idx, zero = 0;
+	__u64 bits, h;
 
 	/* What the XDP parser extracts from make_frame()'s frame. */
 	memcpy(frame.dmac, dmac, ETH_ALEN);
@@ -153,7 +159,8 @@ static int fill(struct xdpoff_bpf *skel, unsigned int rules,
 	 */
 	for (i = 0; i < masks; i++) {
 		mask_of_slot(&mask[i], i);
-		if (write_mask(masks_fd, i, &mask[i], meta.seed, 0))
+		dups[i] = 1;
+		if (write_mask(masks_fd, i, &mask[i], meta.seed, 1, 0))
 			return -errno;
 	}
 	if (bpf_map_update_elem(meta_fd, &zero, &meta, BPF_ANY))
@@ -174,35 +181,30 @@ static int fill(struct xdpoff_bpf *skel, unsigned int rules,
 		if (j != rules - 1)
 			f.daddr[0] = htonl(0x0a000000 + j);
 		fields_and(&val.fields, &f, &mask[slot]);
-		key.hash = xdpoff_key_hash(meta.seed, val.mask_id,
-					   xdpoff_mask_words(&mask[slot]),
-					   &val.fields);
-		idx = xdpoff_filter_index(slot, key.hash);
+		h = xdpoff_key_hash(meta.seed, val.mask_id,
+				    xdpoff_mask_words(&mask[slot]), &val.fields);
+		key.hash = (__u32)h;
+		idx = xdpoff_filter_index(slot, h);
 		if (bpf_map_lookup_elem(filter_fd, &idx, &bits))
 			return -errno;
-		bits |= xdpoff_filter_bit(key.hash);
-		if (bpf_map_update_elem(filter_fd, &idx, &bits, BPF_ANY) ||
-		    bpf_map_update_elem(rules_fd, &j, &val, BPF_ANY)) {
-			fprintf(stderr, "classify: rule %u: %s\n", j,
-				strerror(errno));
+		bits |= xdpoff_filter_bit(h);
+		if (bpf_map_update_elem(filter_fd, &idx, &bits, BPF_ANY))
 			return -errno;
+		/* A hash another rule has: the next dup. */
+		while (bpf_map_update_elem(rules_fd, &key, &val, BPF_NOEXIST)) {
+			if (errno != EEXIST) {
+				fprintf(stderr, "classify: rule %u: %s\n", j,
+					strerror(errno));
+				return -errno;
+			}
+			key.dup++;
 		}
-		bidx = key.hash & (nb - 1);
-		if (bpf_map_lookup_elem(index_fd, &bidx, &b))
-			return -errno;
-		for (w = 0; w < XDPOFF_INDEX_WAYS && b.entry[w]; w++)
-			;
-		if (w == XDPOFF_INDEX_WAYS) {
-			fprintf(stderr, "classify: rule %u: its bucket is full\n", j);
-			return -ENOSPC;
-		}
-		b.entry[w] = (key.hash & XDPOFF_INDEX_TAG) | (j + 1);
-		if (bpf_map_update_elem(index_fd, &bidx, &b, BPF_ANY))
-			return -errno;
+		if (key.dup >= dups[slot])
+			dups[slot] = key.dup + 1;
 	}
 
 	for (i = 0; i < masks; i++)
-		if (write_mask(masks_fd, i, &mask[i], meta.seed, 1))
+		if (write_mask(masks_fd, i, &mask[i], meta.seed, dups[i], 1))
 			return -errno;
 	return 0;
 }
@@ -289,9 +291,6 @@ static int bench(unsigned int rules, unsigned int masks, unsigned int repeat,
 	err = bpf_map__set_max_entries(skel->maps.xdpoff_rules, cap);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.xdpoff_stats, cap);
-	if (!err)
-		err = bpf_map__set_max_entries(skel->maps.xdpoff_index,
-					       xdpoff_index_buckets(cap));
 	if (!err && !rules) {
 		prog_fd = load_empty();
 		err = prog_fd < 0 ? -errno : 0;
@@ -340,67 +339,55 @@ out:
 }
 
 /*
- * N flows as kernel/xdpoff_flows.c installs a masquerading router's: flow
- * j in slot j, named by an entry of its hash's bucket in the flow index.
+ * Flow j of n as kernel/xdpoff_flows.c installs a masquerading router's:
+ * UDP from the frame's source, port 10000 + j but the last, which is the
+ * frame's.
  */
+static void flow_of(unsigned int j, unsigned int n, struct xdpoff_flow_key *k,
+		    struct xdpoff_flow_val *v)
+{
+	__u16 port = j == n - 1 ? PORT : 10000 + j;
+	const struct xdpoff_flow_key key = {
+		.saddr = { htonl(SADDR) },
+		.daddr = { htonl(DADDR) },
+		.sport = htons(port), .dport = htons(PORT),
+		.family = XDPOFF_F_IPV4, .proto = IPPROTO_UDP,
+	};
+	const struct xdpoff_flow_val val = {
+		.dmac = { 0x52, 0x54, 0, 0, 0, 0x03 },
+		.smac = { 0x52, 0x54, 0, 0, 0, 0x02 },
+		.nat_saddr = { htonl(0xc6130001) }, /* 198.19.0.1 */
+		.nat_sport = htons(port),
+		.nat = XDPOFF_NAT_SRC,
+		.ifindex = 1,
+		.mtu = 1500,
+	};
+
+	*k = key;
+	*v = val;
+	xdpoff_flow_csum_diffs(k, v);
+}
+
+/* N flows, each an entry of the flows hash map keyed by its tuple. */
 static int fill_flows(struct xdpoff_bpf *skel, unsigned int n)
 {
 	int meta_fd = bpf_map__fd(skel->maps.xdpoff_meta);
 	int flows_fd = bpf_map__fd(skel->maps.xdpoff_flows);
-	int index_fd = bpf_map__fd(skel->maps.xdpoff_flow_index);
-	__u32 nb = bpf_map__max_entries(skel->maps.xdpoff_flow_index);
 	struct xdpoff_meta meta = { .software_from = XDPOFF_ORDER_NONE,
 				     .ft_order = 1ULL << 63,
 				     .seed = 0x5eed0f0ff10adULL,
-				     .nr_stages = 1,
-				     .index_mask = bpf_map__max_entries(skel->maps.xdpoff_index) - 1,
-				     .flow_index_mask = nb - 1 };
-	unsigned int j, w, bidx, zero = 0;
-	struct xdpoff_bucket b;
+				     .nr_stages = 1 };
+	struct xdpoff_flow_key key;
+	struct xdpoff_flow_val val;
+	unsigned int j, zero = 0;
 
 	if (n > bpf_map__max_entries(skel->maps.xdpoff_flows))
 		return -E2BIG;
 	if (bpf_map_update_elem(meta_fd, &zero, &meta, BPF_ANY))
 		return -errno;
 	for (j = 0; j < n; j++) {
-		__u16 port = j == n - 1 ? PORT : 10000 + j;
-		struct xdpoff_flow_entry e = {
-			.key = {
-				.saddr = { htonl(SADDR) },
-				.daddr = { htonl(DADDR) },
-				.sport = htons(port), .dport = htons(PORT),
-				.family = XDPOFF_F_IPV4, .proto = IPPROTO_UDP,
-			},
-			.val = {
-				.dmac = { 0x52, 0x54, 0, 0, 0, 0x03 },
-				.smac = { 0x52, 0x54, 0, 0, 0, 0x02 },
-				.nat_saddr = { htonl(0xc6130001) }, /* 198.19.0.1 */
-				.nat_sport = htons(port),
-				.nat = XDPOFF_NAT_SRC,
-				.ifindex = 1,
-				.mtu = 1500,
-			},
-		};
-		__u32 ports;
-		__u64 h;
-
-		xdpoff_flow_csum_diffs(&e.key, &e.val);
-		memcpy(&ports, &e.key.sport, sizeof(ports));
-		h = xdpoff_flow_hash4(meta.seed, e.key.saddr[0], e.key.daddr[0],
-				      xdpoff_flow_l4_word(ports, e.key.family,
-							  e.key.proto));
-		bidx = h & (nb - 1);
-		if (bpf_map_update_elem(flows_fd, &j, &e, BPF_ANY) ||
-		    bpf_map_lookup_elem(index_fd, &bidx, &b))
-			return -errno;
-		for (w = 0; w < XDPOFF_INDEX_WAYS && b.entry[w]; w++)
-			;
-		if (w == XDPOFF_INDEX_WAYS) {
-			fprintf(stderr, "classify: flow %u: its bucket is full\n", j);
-			return -ENOSPC;
-		}
-		b.entry[w] = (h & XDPOFF_INDEX_TAG) | (j + 1);
-		if (bpf_map_update_elem(index_fd, &bidx, &b, BPF_ANY))
+		flow_of(j, n, &key, &val);
+		if (bpf_map_update_elem(flows_fd, &key, &val, BPF_NOEXIST))
 			return -errno;
 	}
 	return 0;
@@ -409,13 +396,14 @@ static int fill_flows(struct xdpoff_bpf *skel, unsigned int n)
 /* The packets XDP forwarded for the frame's flow (the last of fill_flows). */
 static long long flow_packets(struct xdpoff_bpf *skel, unsigned int n)
 {
-	struct xdpoff_flow_entry e;
-	__u32 slot = n - 1;
+	struct xdpoff_flow_key key;
+	struct xdpoff_flow_val val;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.xdpoff_flows), &slot,
-				&e))
+	flow_of(n - 1, n, &key, &val);
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.xdpoff_flows), &key,
+				&val))
 		return -1;
-	return e.val.packets;
+	return val.packets;
 }
 
 static int bench_flows(unsigned int n, unsigned int repeat, int runs)
@@ -481,9 +469,45 @@ out:
 	return err ? -1 : 0;
 }
 
+/*
+ * prog:ID:NAME: the program of id ID, loaded by another tool (a peer such
+ * as xdp-filter, with its rules), run on the same frame, which its rules
+ * must drop; its line names it, "classify peer=NAME ...".
+ */
+static int bench_peer(unsigned int id, const char *name, unsigned int repeat,
+		      int runs)
+{
+	__u8 frame[BENCH_FRAME_LEN];
+	int fd, i, err = 0;
+	__u32 ns, retval;
+
+	bench_frame(frame, dmac);
+	fd = bpf_prog_get_fd_by_id(id);
+	if (fd < 0) {
+		fprintf(stderr, "classify: program %u (%s): %s\n", id, name,
+			strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < runs && !err; i++) {
+		err = test_run(fd, frame, repeat, &ns, &retval);
+		if (err)
+			break;
+		printf("classify peer=%s repeat=%u ns=%u retval=%u\n", name,
+		       repeat, ns, retval);
+		fflush(stdout);
+		if (retval != XDP_DROP) {
+			fprintf(stderr, "classify: %s: verdict %u, expected XDP_DROP\n",
+				name, retval);
+			err = -1;
+		}
+	}
+	close(fd);
+	return err;
+}
+
 static void usage(void)
 {
-	fprintf(stderr, "usage: classify [--repeat R] [--runs K] [--libxdp DEV] RULES:MASKS|flows:N...\n");
+	fprintf(stderr, "usage: classify [--repeat R] [--runs K] [--libxdp DEV] RULES:MASKS|flows:N|prog:ID:NAME...\n");
 	exit(2);
 }
 
@@ -510,6 +534,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (; i < argc; i++) {
+		char name[64];
+
+		if (sscanf(argv[i], "prog:%u:%63s", &rules, name) == 2) {
+			if (bench_peer(rules, name, repeat, runs))
+				fails++;
+			continue;
+		}
 		if (sscanf(argv[i], "flows:%u", &rules) == 1 && !libxdp_ifindex) {
 			if (bench_flows(rules, repeat, runs))
 				fails++;

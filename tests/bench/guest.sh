@@ -1027,6 +1027,45 @@ insn_classify() {
 			sed "s/^classify /@bench sec=insn_cls variant=$v base=$(cat "$BENCH_BUILD/baseline/rev" 2>/dev/null) ioa=$IOA /" ||
 			missing=$((missing + 1))
 	done
+	insn_peer
+}
+
+# insn_peer: the peer a user would pick for an address drop list,
+# xdp-filter (Debian's xdp-tools), on the classifier's instrument: loaded
+# as its own tool loads it, without libxdp's dispatcher, in deny mode with
+# all its features, on a dummy device (generic mode: nothing is sent, the
+# test run drives it), with 1 and with 1,000 `xdp-filter ip ADDR --mode
+# dst` rules, the frame's destination (198.18.0.2) the last; each run
+# must drop the frame.  "@bench sec=insn_peer peer=xdpfilter-N ..." lines.
+insn_peer() {
+	local n i id dev=xfpeer sizes="1 1000"
+	[ "$MODE" = smoke ] && sizes="1 10"
+	if ! command -v xdp-filter >/dev/null; then
+		say "no xdp-filter (package xdp-tools): no peer measured"
+		missing=$((missing + 1))
+		return
+	fi
+	ip link add $dev type dummy && ip link set $dev up || {
+		missing=$((missing + 1)); return; }
+	for n in $sizes; do
+		if ! LIBXDP_SKIP_DISPATCHER=1 xdp-filter load --mode skb $dev; then
+			say "xdp-filter load failed"
+			missing=$((missing + 1))
+			break
+		fi
+		for i in $(seq 1 $((n - 1))); do
+			xdp-filter ip "10.$((i >> 8 & 255)).$((i & 255)).1" --mode dst
+		done
+		xdp-filter ip 198.18.0.2 --mode dst
+		id=$(ip -j link show dev $dev | python3 -c '
+import json, sys
+print(json.load(sys.stdin)[0]["xdp"]["prog"]["id"])')
+		"$CLASSIFY" --repeat "$INSN_CLS_REPEAT" --runs 2 "prog:$id:xdpfilter-$n" |
+			sed "s/^classify /@bench sec=insn_peer ioa=$IOA /" ||
+			missing=$((missing + 1))
+		xdp-filter unload $dev
+	done
+	ip link del $dev
 }
 
 # insn_open_flows MODE: with the feed running, wait until the flowtable

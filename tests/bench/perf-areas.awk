@@ -13,9 +13,11 @@
 # with the ten hottest symbols.  Areas:
 #
 #   idle     the vCPU had nothing to do
-#   xdp      the XDP program, the BPF helpers and maps it calls (not
-#            jhash: the program's maps no longer hash with it, and the
-#            software flowtable's and conntrack's hashing did, in ft-sw)
+#   hash     BPF hash map lookups: the kernel's htab code, jhash and
+#            memcmp, which the XDP program's lookups of the rules and
+#            flows maps run (in ft-sw, nft-* and route, jhash and memcmp
+#            are also the software flowtable's, conntrack's and nf_tables')
+#   xdp      the XDP program, the other BPF helpers and maps it calls
 #   driver   virtio-net and virtio ring: receive, refill, notify
 #   zero     clear_page / memset: mostly init_on_alloc (Debian's kernel
 #            zeroes every page and slab object it hands out; `rep stos`
@@ -31,7 +33,9 @@ function area(s) {
 		return "zero"
 	if (s ~ /^(default_idle|cpu_idle|do_idle|native_safe_halt|pv_native_safe_halt|arch_cpu_idle|acpi_idle|poll_idle|cpuidle|mwait_idle|intel_idle|default_idle_call)/)
 		return "idle"
-	if (s ~ /^(\[bpf-jit\]|bpf_prog_|bpf_dispatcher|htab_|__htab|lookup_nulls_elem|lookup_elem_raw|array_map|percpu_array|bpf_map_|__bpf_prog|bpf_xdp|xdp_|do_xdp_generic|netif_receive_generic_xdp|bpf_net_ctx)/)
+	if (s ~ /^(htab_|__htab|lookup_nulls_elem|lookup_elem_raw|jhash|memcmp|__memcmp)/)
+		return "hash"
+	if (s ~ /^(\[bpf-jit\]|bpf_prog_|bpf_dispatcher|array_map|percpu_array|bpf_map_|__bpf_prog|bpf_xdp|xdp_|do_xdp_generic|netif_receive_generic_xdp|bpf_net_ctx)/)
 		return "xdp"
 	if (s ~ /^(virtnet_|virtqueue_|vring_|virtio|vp_|detach_buf|receive_buf|receive_small|receive_mergeable|add_recvbuf|try_fill_recv|page_to_skb|free_old_xmit|skb_recv_done|vm_notify|vp_notify|iowrite16|ioread)/)
 		return "driver"

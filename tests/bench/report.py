@@ -46,7 +46,7 @@ FWD_DESC = {
     "nft-fwd": "offloaded netdev chain `fwd to eth2` (xdpoff; no MAC/TTL/NAT edit)",
     "route": "plain routing, no netfilter",
 }
-AREAS = ["xdp", "driver", "zero", "mem", "skb", "stack", "nft", "tc", "other"]
+AREAS = ["hash", "xdp", "driver", "zero", "mem", "skb", "stack", "nft", "tc", "other"]
 # The sections timed by the wall clock, whose records count eth1's frames.
 TIMED_SECS = {"virtio", "virtio_bpf", "fwd", "fwd_max", "netif"}
 
@@ -651,6 +651,32 @@ def insn_section(md, csv, recs, missing, out):
                       "net of it, and _gross with it.")
             md.append("")
 
+    # The peer on the same instrument: xdp-filter (guest.sh insn_peer).
+    peer = {}
+    for r in recs:
+        if r.get("sec") == "insn_peer" and r.get("ioa") == "1":
+            peer.setdefault(r["peer"], []).append(num(r["ns"]))
+    if peer:
+        md.append("### A peer on the same instrument: xdp-filter (instructions per run)")
+        md.append("")
+        md.append("xdp-filter of Debian's xdp-tools, loaded without libxdp's dispatcher, deny "
+                  "mode, all features, N `xdp-filter ip ADDR --mode dst` rules, the frame's "
+                  "the last; the same frame and BPF_PROG_TEST_RUN. own: less the test run's "
+                  "loop. xdpoff: the rows of 1 mask above.")
+        md.append("")
+        md.append("| rules | xdp-filter | own | xdpoff | own | xdp-filter / xdpoff, own |")
+        md.append("|---:|---:|---:|---:|---:|---:|")
+        for name in sorted(peer, key=lambda x: int(x.rsplit("-", 1)[1])):
+            n = int(name.rsplit("-", 1)[1])
+            p_st = Stats(peer[name])
+            x = Stats(cls.get(("current", n, 1), [])).median
+            csv_rows(csv, "insn_peer", name, "insn_per_run", p_st, n, 1)
+            p_own = p_st.median - harness if None not in (p_st.median, harness) else None
+            x_own = x - harness if None not in (x, harness) else None
+            md.append(f"| {n:,} | {fmt(p_st.median)} | {fmt(p_own)} | {fmt(x)} | "
+                      f"{fmt(x_own)} | {fmt(ratio(p_own, x_own), 3)} |")
+        md.append("")
+
     def med(m, ioa="1"):
         return ins[m, ioa]["insn"].median
 
@@ -661,6 +687,10 @@ def insn_section(md, csv, recs, missing, out):
            if None not in (c_now, c_base, harness) else None)
     ratios = [("prog_1mask_vs_baseline_insn", own, "<= 0.60"),
               ("prog_1mask_vs_baseline_insn_gross", ratio(c_now, c_base), "(report)")]
+    p1 = Stats(peer.get("xdpfilter-1", [])).median
+    ratios.append(("xdpfilter_vs_xdpoff_prog_insn",
+                   ratio(p1 - harness, c_now - harness)
+                   if None not in (p1, c_now, harness) else None, ">= 1.0"))
     for ioa, sfx in (("1", ""), ("0", "_ioa0")):
         lim, x1, x10k = med("limit", ioa), med("xdpoff-1", ioa), med("xdpoff-10k8m", ioa)
         nft, tc = med("nft-sw", ioa), med("tc-sw", ioa)
@@ -704,7 +734,7 @@ def insn_plot(out, ins, recs):
     with open(os.path.join(out, "insn.dat"), "w") as f:
         f.write("# idx mode " + " ".join(AREAS) + " unattributed; "
                 "block 0: init_on_alloc=1, block 1: =0\n" + "\n\n\n".join(blocks) + "\n")
-    colours = ["#cc6677", "#4477aa", "#ddcc77", "#117733", "#88ccee", "#332288",
+    colours = ["#882255", "#cc6677", "#4477aa", "#ddcc77", "#117733", "#88ccee", "#332288",
                "#aa4499", "#44aa99", "#999933", "#dddddd"]
     cols = ", \\\n     ".join(
         f'"" index {{i}} using {j + 3}{":xtic(2)" if j == 0 else ""} title "{a}" lc rgb "{c}"'

@@ -90,7 +90,7 @@ check_eq "after a flush: no rule in the map, none in the shadow table, no mask i
 offload_chain $RX 'udp dport 1 counter drop'
 churn --seed 0 --transactions 0
 check_eq "self-check: one rule, xdpoff show equals nft" 0 "$bad"
-# "key hex .. value hex ..": the first rule of the array, its action (u32
+# "key hex .. value hex ..": the first rule of the map, its action (u32
 # at offset 12 of struct xdpoff_rule_val) set to XDPOFF_ACT_PASS.
 entry_as_pass() {
 	python3 "$BPFMAP" first "$PIN/$RX/xdpoff_rules" | python3 -c '

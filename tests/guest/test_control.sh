@@ -58,10 +58,11 @@ nl "an fd that is not open" EBADF "fd is not a BPF map" -- attach-maps $IFX badf
 nl "masks map of the wrong type" EINVAL "masks map has the wrong type" -- attach-maps $IFX hash
 nl "masks map of the wrong size" EINVAL "masks map has the wrong size" -- attach-maps $IFX small
 nl "rules map with the wrong value size" EINVAL "rules map has the wrong type" -- attach-maps $IFX value
-nl "an index of fewer buckets than the rules map has slots" EINVAL \
-	"index map has the wrong size for the rules map" -- attach-maps $IFX index
-nl "a flow index of fewer buckets than the flows map has slots" EINVAL \
-	"flow index map has the wrong size for the flows map" -- attach-maps $IFX flowindex
+nl "rules map an array (0.2's)" EINVAL "rules map has the wrong type" -- attach-maps $IFX rulesarray
+nl "flows map an array (0.2's)" EINVAL "flows map has the wrong type" -- attach-maps $IFX flowsarray
+nl "rules map not preallocated" EINVAL "must be preallocated" -- attach-maps $IFX noprealloc
+nl "an index map's fd (0.2's CLI): refused by the policy" EINVAL \
+	"index maps are no longer used" -- raw 1 "1:$(u32 $IFX)" "15:$(u32 0)"
 nl "maps in the wrong order" EINVAL "rules map has the wrong type" -- attach-maps $IFX order
 nl "no such device" ENODEV "no such device" -- attach-maps 9999 ok
 check_eq "... none of it attached anything" "" "$($NLCTL get)"
@@ -112,13 +113,13 @@ check_eq "... eth1 still attached" "$IFX" "$($NLCTL get)"
 if unpriv unshare -Urn true 2>/dev/null; then
 	check_eq "own user namespace: eth1's ifindex attaches nothing there" \
 		"errno ENODEV" \
-		"$(unpriv unshare -Urn $UNLCTL attach "$IFX" 0 0 0 0 0 0 0 0 | cut -d' ' -f1-2)"
+		"$(unpriv unshare -Urn $UNLCTL attach "$IFX" 0 0 0 0 0 0 | cut -d' ' -f1-2)"
 	check_eq "own user namespace: detach of eth1's ifindex finds nothing" \
 		"errno ENOENT" \
 		"$(unpriv unshare -Urn $UNLCTL detach "$IFX" | cut -d' ' -f1-2)"
 	check_eq "own user namespace: its lo takes no fds that are no maps" \
 		"errno EINVAL" \
-		"$(unpriv unshare -Urn $UNLCTL attach 1 0 0 0 0 0 0 0 0 | cut -d' ' -f1-2)"
+		"$(unpriv unshare -Urn $UNLCTL attach 1 0 0 0 0 0 0 | cut -d' ' -f1-2)"
 	check_eq "... eth1 still attached, as it was" "$IFX" "$($NLCTL get)"
 else
 	for t in "eth1's ifindex attaches nothing there" "detach finds nothing" \

@@ -15,7 +15,7 @@ trap 'cleanup_offload $RX' EXIT
 
 maps_state() {
 	local m
-	for m in xdpoff_rules xdpoff_index xdpoff_masks xdpoff_meta; do
+	for m in xdpoff_rules xdpoff_masks xdpoff_meta; do
 		map_dump $RX $m
 	done
 }
@@ -87,7 +87,7 @@ add rule netdev t hw udp dport 4 counter drop
 add rule netdev t hw udp dport 5 counter drop
 EOT
 check "... xdpoff show gives the reason" \
-	sh -c "$XDPOFF show $RX | grep -q 'rule table is full'"
+	sh -c "$XDPOFF show $RX | grep -qF 'rule table is full (4 rules)'"
 check_eq "... maps as before" "$before" "$(maps_state)"
 check_eq "... nft kept the two rules it had" 2 \
 	"$(nft list chain netdev t hw | grep -c 'counter packets')"

@@ -315,17 +315,27 @@ check_eq "40 connections (ports 30000-30039), two datagrams each" "sent 80 echoe
 nr_flows_is() {
 	[ "$(map_count "$1" xdpoff_flows)" -eq "$2" ]
 }
+# The keys of DEV's flows map (the values count frames).
+flow_keys() {
+	map_dump "$1" xdpoff_flows | cut -d' ' -f1
+}
 WAIT_TIMEOUT=30 check "16 of them fill eth1's flows map" wait_for nr_flows_is eth1 16
-check "... xdpoff show says why the others are not" \
-	sh -c "$XDPOFF show eth1 | grep -q 'last error: .*flows map is full'"
+check "... every one installed: xdpoff show lists 16 flows of 16" \
+	sh -c "$XDPOFF show eth1 | grep -qF 'flowtable: 16 flows (of 16)'"
+check_eq "... bpftool map dump lists the 16" 16 \
+	"$(bpftool -j map dump pinned "$PIN/eth1/xdpoff_flows" |
+	   python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')"
+check "... the next is refused: xdpoff show says why" \
+	sh -c "$XDPOFF show eth1 | grep -qF 'last error: xdpoff: flow table is full (16 flows)'"
 "$XDPOFF" show eth1 | grep -v '^  flow ' | diag
+keys=$(flow_keys eth1)
 r1=$(xdp_redirects eth1) o=$(observed udp7)
 out=$(ip netns exec "$CLI" $FT udp-many 10.1.0.2 30000 10.2.0.2 7 40 1)
 check_eq "... all 40 still work: one more datagram each" "sent 40 echoed 40" "$out"
 x=$(( $(xdp_redirects eth1) - r1 )) o=$(( $(observed udp7) - o ))
 check "... 16 forwarded in XDP ($x), the other 24 by software ($o seen by its ingress chain)" \
 	test "$x" -ge 16 -a "$o" -ge 24
-check_eq "... still 16 in eth1's map" 16 "$(map_count eth1 xdpoff_flows)"
+check_eq "... eth1's flows map holds the same 16 flows" "$keys" "$(flow_keys eth1)"
 check "back to the default size, eth2 not attached" sh -c "nft delete table inet fw &&
 	$XDPOFF detach eth1 && $XDPOFF detach eth2 && $XDPOFF attach eth1"
 

@@ -294,7 +294,7 @@ nft flush ruleset
 # --- capacity and failed batches leave the maps as they were ------------------
 maps_state() {
 	local m
-	for m in xdpoff_rules xdpoff_index xdpoff_masks xdpoff_meta xdpoff_stats; do
+	for m in xdpoff_rules xdpoff_masks xdpoff_meta xdpoff_stats; do
 		map_dump $RX $m
 	done
 }
@@ -309,7 +309,7 @@ add rule netdev t hw udp dport 3 drop
 add rule netdev t hw ip6 saddr ::1 drop
 EOT
 check "... nft's error, the reason in xdpoff show" \
-	sh -c "$XDPOFF show $RX | grep -q 'rule table is full'"
+	sh -c "$XDPOFF show $RX | grep -qF 'rule table is full (4 rules)'"
 check_eq "... maps byte for byte as before" "$before" "$(maps_state)"
 check_fails "a batch failing midway (unsupported rule last) fails" \
 	"Operation not supported" nft -f - <<'EOT'
@@ -331,38 +331,82 @@ check_fails "replace refused for an offloaded chain" "Operation not supported" \
 	nft replace rule netdev t hw handle "$h1" udp dport 5 drop
 check_eq "... maps as before" "$before" "$(maps_state)"
 
-# --- the index: the key hash as xdpoff.h defines it; a full bucket -------------
-# tests/lib/keyindex.py computes each rule's key hash from the maps (seed,
-# mask words, fields) and finds destination ports whose keys share a
-# bucket.  With --max-rules 16 the index has 16 buckets of 8 entries: a
-# batch bringing a 9th key into one is refused as a whole.
+# The rules map's keys are what the contract's key hash gives for each
+# rule (tests/lib/keyindex.py computes it from the maps: seed, mask words,
+# fields).
+check_eq "... the rules map keyed by each rule's key hash" \
+	"3 rules" "$(python3 "$KEYINDEX" check "$PIN/$RX" 2>&1)"
+
+# --- rules whose key hashes are alike all load -------------------------------
+# keyindex.py collide finds variations of a rule (ip saddr, udp dport)
+# whose 32-bit key hashes are alike under the device's seed, in pairs:
+# the two rules of a pair share a hash and take dups 0 and 1 of it.
 nft flush ruleset
 "$XDPOFF" detach $RX
-check "attach with --max-rules 16 (16 index buckets)" "$XDPOFF" attach $RX --max-rules 16
-offload_chain $RX 'udp dport 1 counter drop'
-slot=$(python3 "$BPFMAP" slots "$PIN/$RX/xdpoff_rules")
-set -- $(python3 "$KEYINDEX" same-bucket "$PIN/$RX" "$slot" 8)
-dport_rules() {
-	local p
-	for p; do echo "add rule netdev t hw udp dport $p counter drop"; done
+check "attach with the default sizes" "$XDPOFF" attach $RX
+offload_chain $RX 'ip saddr 10.1.2.3 udp dport 1000 counter drop'
+pairs=$(python3 "$KEYINDEX" collide "$PIN/$RX" 4 2>&1)
+check_eq "4 pairs of rules of its mask whose key hashes are alike" 4 \
+	"$(grep -c '^[0-9.]* [0-9]* [0-9.]* [0-9]*$' <<<"$pairs")"
+printf '%s\n' "$pairs" | diag
+# pair_rules: the rules of the pairs, each pair's first then its second.
+pair_rules() {
+	awk '{ for (i = 1; i <= 3; i += 2)
+		print "add rule netdev t hw ip saddr " $i " udp dport " $(i + 1) " counter drop" }' <<<"$pairs"
 }
-before=$(maps_state)
-check_fails "8 rules whose keys join dport 1's bucket, in one batch, fail (dports $*)" \
-	"Operation not supported\|No space" nft -f - <<<"$(dport_rules "$@")"
-check "... xdpoff show gives the reason" \
-	sh -c "$XDPOFF show $RX | grep -q 'rule index bucket is full'"
-check_eq "... maps as before" "$before" "$(maps_state)"
-check "the first 7 of them load: the bucket is full" \
-	nft -f - <<<"$(dport_rules "${@:1:7}")"
-check_eq "... the index is what the key hash of each of the 8 rules gives" \
-	"8 rules" "$(python3 "$KEYINDEX" check "$PIN/$RX" 2>&1)"
-d0=$(xdp_drops $RX)
-send $TX $RX $V4 --proto udp --dport "$7" --count 3
-WAIT_TIMEOUT=$TRAFFIC_WAIT check "... frames to the bucket's last key (dport $7) are dropped in XDP" \
-	wait_for xdp_drops_are $RX "$d0" 3
-# Rules of one mask that differ in their ports only spread over the
-# buckets: before xdpoff_hash_end() they all fell into one, and the 9th
-# `udp dport N` rule of a chain was refused.
+# pair_firsts: the handles of each pair's first rule.
+pair_firsts() {
+	local sa pa sb pb
+	nft -a list chain netdev t hw > /tmp/sem-hw.nft
+	while read -r sa pa sb pb; do
+		sed -n "s/.*ip saddr $sa udp dport $pa .*# handle \([0-9]*\)$/\1/p" /tmp/sem-hw.nft
+	done <<<"$pairs"
+}
+# dups_count: how many entries of the rules map have dup 0, how many dup 1
+# (the key's second u32, in hex after the hash's).
+dups_count() {
+	local keys
+	keys=$(map_dump $RX xdpoff_rules | cut -c9-16)
+	echo "$(grep -c '^00000000$' <<<"$keys") $(grep -c '^01000000$' <<<"$keys")"
+}
+# mask_dups: xdpoff_mask.dups of the used mask slots (one here).
+mask_dups() {
+	python3 "$BPFMAP" dump "$PIN/$RX/xdpoff_masks" | python3 -c '
+import struct, sys
+for line in sys.stdin:
+    print(struct.unpack_from("<I", bytes.fromhex(line.split()[1]), 120)[0])'
+}
+# pair_drops N: N frames to each pair's second rule, all dropped in XDP.
+pair_drops() {
+	local d0 sa pa sb pb
+	d0=$(xdp_drops $RX)
+	while read -r sa pa sb pb; do
+		send $TX $RX --saddr "$sb" --daddr 10.0.0.2 --proto udp \
+			--dport "$pb" --count "$1"
+	done <<<"$pairs"
+	WAIT_TIMEOUT=$TRAFFIC_WAIT wait_for xdp_drops_are $RX "$d0" $(( 4 * $1 ))
+}
+check "the 8 rules of the pairs, in one transaction, load" \
+	nft -f - <<<"$(pair_rules)"
+check_eq "... the rules map holds the 9 rules" 9 "$(map_count $RX xdpoff_rules)"
+check_eq "... 5 entries of dup 0, 4 of dup 1: each pair's second" "5 4" \
+	"$(dups_count)"
+check "... the mask's dups is 2 or more ($(mask_dups))" test "$(mask_dups)" -ge 2
+check_eq "... keyed by each rule's key hash" \
+	"9 rules" "$(python3 "$KEYINDEX" check "$PIN/$RX" 2>&1)"
+check "... frames to each pair's second rule are dropped in XDP" pair_drops 2
+firsts=$(pair_firsts)
+check_eq "... the handles of each pair's first rule" 4 "$(wc -w <<<"$firsts")"
+check "each pair's first rule deleted, in one transaction" \
+	nft -f - <<<"$(for h in $firsts; do echo "delete rule netdev t hw handle $h"; done)"
+check_eq "... the rules map holds 5 rules" 5 "$(map_count $RX xdpoff_rules)"
+check_eq "... keyed by each rule's key hash" \
+	"5 rules" "$(python3 "$KEYINDEX" check "$PIN/$RX" 2>&1)"
+check "... frames to each pair's second rule are still dropped in XDP" pair_drops 2
+
+# Rules of one mask that differ in their ports only have hashes of their
+# own: before xdpoff_hash_end() the key hash's low bits ignored the
+# ports, and every `udp dport N` rule of a chain had the same.
 nft flush ruleset
 "$XDPOFF" detach $RX
 check "attach with --max-rules 64" "$XDPOFF" attach $RX --max-rules 64
@@ -370,5 +414,38 @@ rules=()
 for p in $(seq 100 163); do rules+=("udp dport $p counter drop"); done
 check "64 rules of one mask (udp dport 100-163) offload with --max-rules 64" \
 	offload_chain $RX "${rules[@]}"
-check_eq "... every one in the index where its key hash puts it" \
+check_eq "... each keyed by its key hash" \
 	"64 rules" "$(python3 "$KEYINDEX" check "$PIN/$RX" 2>&1)"
+check_eq "... 64 hashes: every entry at dup 0" "64 0" "$(dups_count)"
+
+# --- a full rules map ---------------------------------------------------------
+# 4,096 random rules of one mask (distinct by construction) fill a rules
+# map of 4,096 in one transaction; the next rule is refused and changes
+# nothing.  XDPOFF_SEED repeats a run.
+nft flush ruleset
+"$XDPOFF" detach $RX
+check "attach with --max-rules 4096" "$XDPOFF" attach $RX --max-rules 4096
+seed=${XDPOFF_SEED:-$RANDOM}
+python3 -c '
+import random, sys
+seed, dev = int(sys.argv[1]), sys.argv[2]
+# n: 10.0.0.0 + n // 65535, port 1 + n % 65535; distinct n, distinct rules
+picks = random.Random(seed).sample(range((1 << 24) * 65535), 4096)
+print("table netdev t {")
+print("  chain hw { type filter hook ingress device %s priority 10;"
+      " policy accept; flags offload;" % dev)
+for n in picks:
+    a = (10 << 24) + n // 65535
+    print("    ip saddr %d.%d.%d.%d udp dport %d drop"
+          % (a >> 24, a >> 16 & 255, a >> 8 & 255, a & 255, 1 + n % 65535))
+print("  }")
+print("}")' "$seed" $RX > /tmp/sem-full.nft
+check "4,096 random rules (seed $seed, XDPOFF_SEED repeats it) in one transaction load" \
+	nft -f /tmp/sem-full.nft
+check_eq "... the rules map holds 4096" 4096 "$(map_count $RX xdpoff_rules)"
+before=$(map_dump $RX xdpoff_rules)
+check_fails "one more rule is refused" "Operation not supported\|No space" \
+	nft add rule netdev t hw ip saddr 11.0.0.1 udp dport 1 drop
+check "... xdpoff show says the table is full" \
+	sh -c "$XDPOFF show $RX | grep -qF 'rule table is full (4096 rules)'"
+check_eq "... the rules map as before" "$before" "$(map_dump $RX xdpoff_rules)"

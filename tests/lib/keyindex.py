@@ -1,36 +1,43 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""A model of xdpoff's rule index, from xdpoff/xdpoff.h, against the maps.
+"""A model of xdpoff's rules map keys, from xdpoff/xdpoff.h, against the maps.
 
 Usage: keyindex.py check PINDIR
-       keyindex.py same-bucket PINDIR SLOT N
+       keyindex.py collide PINDIR N
 
 PINDIR is a device's pin directory (/sys/fs/bpf/xdpoff/DEV).
 
-  check        every used rule's key hash, computed here from its mask id,
-               its mask's words and its fields (xdpoff_key_hash()), names
-               the rule's slot in the right bucket of the index, every
-               used index entry names a rule, and every active mask's
-               hash_start is xdpoff_hash_start() of the seed and its id;
-               prints "N rules" or the differences, one per line, and fails
-  same-bucket  N destination ports (not the rule's own) that, put in place
-               of the dport of the rule in SLOT, give keys of its bucket,
-               with top bits no used entry has; one line, space-separated
+  check    every entry of the rules map is keyed by the low 32 bits of
+           its key hash, computed here from its mask id, its mask's words
+           and its fields (xdpoff_key_hash()), and a dup below its active
+           mask's dups; no two entries hold the same mask id and fields;
+           every active mask's hash_start is xdpoff_hash_start() of the
+           seed and its id; prints "N rules" or the differences, one per
+           line, and fails
+  collide  N pairs of variations of the first rule of the rules map (in
+           key order) in its IPv4 source address and destination port,
+           within its mask, whose keys have the same hash under the
+           device's seed: one line each, "saddrA dportA saddrB dportB"
+           (build/tests/keycollide searches; tests/lib/keycollide.c)
 """
 import os
 import struct
+import subprocess
 import sys
 
 import bpfmap
 
 MUL = 0x9e3779b97f4a7c15
 U64 = (1 << 64) - 1
-SLOT_BITS = 0xffffff
-TAG = U64 & ~SLOT_BITS
 FIELDS = 64             # offsetof(struct xdpoff_rule_val, fields)
 FIELDS_LEN = 72         # sizeof(struct xdpoff_fields)
-DPORT = 6               # offsetof(struct xdpoff_fields, dport)
+MASK_ID = FIELDS - 4    # offsetof(struct xdpoff_rule_val, mask_id)
+WORDS = FIELDS_LEN + 20         # offsetof(struct xdpoff_mask, words)
 HASH_START = FIELDS_LEN + 40    # offsetof(struct xdpoff_mask, hash_start)
+DUPS = FIELDS_LEN + 48          # offsetof(struct xdpoff_mask, dups)
+SEED = 24               # offsetof(struct xdpoff_meta, seed)
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+KEYCOLLIDE = os.path.join(ROOT, "build", "tests", "keycollide")
 
 
 def hash_word(h, w):
@@ -52,48 +59,55 @@ def key_hash(seed, mask_id, words, fields):
 
 class Maps:
     def __init__(self, pindir):
-        meta = dict(bpfmap.elements(os.path.join(pindir, "xdpoff_meta")))[0]
-        self.seed, self.index_mask = struct.unpack_from("<QI", meta, 24)
-        self.words = {}
+        meta = dict(bpfmap.elements(os.path.join(pindir, "xdpoff_meta")))
+        self.seed, = struct.unpack_from("<Q", meta[struct.pack("=I", 0)], SEED)
+        self.words = {}         # mask id: words (of an active slot first)
+        self.masks = {}         # mask id: its active slot's value
         self.starts = {}        # active slot: (mask id, its hash_start)
-        for slot, m in bpfmap.elements(os.path.join(pindir, "xdpoff_masks")):
+        for k, m in bpfmap.elements(os.path.join(pindir, "xdpoff_masks")):
+            slot = bpfmap.u32(k)
             mask_id, active = struct.unpack_from("<II", m, FIELDS_LEN)
-            words, = struct.unpack_from("<I", m, FIELDS_LEN + 20)
             if active or mask_id not in self.words:
-                self.words[mask_id] = words
+                self.words[mask_id], = struct.unpack_from("<I", m, WORDS)
             if active:
+                self.masks[mask_id] = m
                 self.starts[slot] = (mask_id,
                                      struct.unpack_from("<Q", m, HASH_START)[0])
-        self.rules = dict(bpfmap.elements(os.path.join(pindir, "xdpoff_rules")))
-        self.index = {b: struct.unpack("<8Q", v) for b, v in
-                      bpfmap.elements(os.path.join(pindir, "xdpoff_index"))}
+        # [((hash, dup), value)], in key order
+        self.rules = [(struct.unpack("<II", k), v) for k, v in
+                      bpfmap.elements(os.path.join(pindir, "xdpoff_rules"))]
 
-    def rule_hash(self, val, fields=None):
-        mask_id, = struct.unpack_from("<I", val, FIELDS - 4)
-        if fields is None:
-            fields = val[FIELDS:FIELDS + FIELDS_LEN]
-        return key_hash(self.seed, mask_id, self.words[mask_id], fields)
-
-    def bucket(self, h):
-        return h & self.index_mask
+    def rule_hash(self, val):
+        mask_id, = struct.unpack_from("<I", val, MASK_ID)
+        return key_hash(self.seed, mask_id, self.words.get(mask_id, 0),
+                        val[FIELDS:FIELDS + FIELDS_LEN])
 
 
 def check(m):
     diffs = []
-    named = set()
-    for slot, val in sorted(m.rules.items()):
-        h = m.rule_hash(val)
-        b, want = m.bucket(h), (h & TAG) | (slot + 1)
-        entries = m.index.get(b, ())
-        if want not in entries:
-            diffs.append("slot %d: hash %016x, no entry %016x in bucket %d: %s"
-                         % (slot, h, want, b,
-                            " ".join("%016x" % e for e in entries)))
-        named.add((b, want))
-    for b, entries in sorted(m.index.items()):
-        for e in entries:
-            if e and (b, e) not in named:
-                diffs.append("bucket %d: entry %016x names no rule" % (b, e))
+    keys = set()
+    rules = {}
+    for (h, dup), val in m.rules:
+        mask_id, = struct.unpack_from("<I", val, MASK_ID)
+        fields = val[FIELDS:FIELDS + FIELDS_LEN]
+        name = "entry %08x dup %d (mask id %d)" % (h, dup, mask_id)
+        want = m.rule_hash(val) & 0xffffffff
+        if h != want:
+            diffs.append("%s: key hash %08x, not %08x" % (name, h, want))
+        if (h, dup) in keys:
+            diffs.append("%s: a second entry of that key" % name)
+        keys.add((h, dup))
+        if (mask_id, fields) in rules:
+            diffs.append("%s: holds the mask id and fields of entry %08x dup %d"
+                         % ((name,) + rules[mask_id, fields]))
+        rules[mask_id, fields] = (h, dup)
+        mask = m.masks.get(mask_id)
+        if mask is None:
+            diffs.append("%s: no active mask of that id" % name)
+            continue
+        dups, = struct.unpack_from("<I", mask, DUPS)
+        if dup >= dups:
+            diffs.append("%s: dup not below its mask's dups, %d" % (name, dups))
     for slot, (mask_id, start) in sorted(m.starts.items()):
         if start != hash_start(m.seed, mask_id):
             diffs.append("mask slot %d (id %d): hash_start %016x, not %016x"
@@ -101,24 +115,20 @@ def check(m):
     return diffs
 
 
-def same_bucket(m, slot, n):
-    val = m.rules[slot]
-    fields = bytearray(val[FIELDS:FIELDS + FIELDS_LEN])
-    own, = struct.unpack_from("!H", fields, DPORT)
-    b = m.bucket(m.rule_hash(val))
-    tags = {e & TAG for e in m.index.get(b, ()) if e}
-    ports = []
-    for port in range(1, 65536):
-        if port == own:
-            continue
-        struct.pack_into("!H", fields, DPORT, port)
-        h = m.rule_hash(val, bytes(fields))
-        if m.bucket(h) == b and h & TAG and h & TAG not in tags:
-            ports.append(port)
-            tags.add(h & TAG)
-            if len(ports) == n:
-                return ports
-    sys.exit("keyindex.py: fewer than %d ports for bucket %d" % (n, b))
+def collide(m, n):
+    if not m.rules:
+        sys.exit("keyindex.py: no rule in the rules map")
+    val = m.rules[0][1]
+    mask_id, = struct.unpack_from("<I", val, MASK_ID)
+    if mask_id not in m.masks:
+        sys.exit("keyindex.py: the first rule's mask %d is not active" % mask_id)
+    r = subprocess.run([KEYCOLLIDE, str(m.seed), str(mask_id),
+                        m.masks[mask_id][:FIELDS_LEN].hex(),
+                        val[FIELDS:FIELDS + FIELDS_LEN].hex(), str(n)],
+                       stdout=subprocess.PIPE, check=False)
+    sys.stdout.write(r.stdout.decode())
+    if r.returncode:
+        sys.exit(r.returncode)
 
 
 def main():
@@ -131,8 +141,8 @@ def main():
         if diffs:
             sys.exit(1)
         print("%d rules" % len(m.rules))
-    elif a[:1] == ["same-bucket"] and len(a) == 4:
-        print(" ".join(map(str, same_bucket(Maps(a[1]), int(a[2]), int(a[3])))))
+    elif a[:1] == ["collide"] and len(a) == 3:
+        collide(Maps(a[1]), int(a[2]))
     else:
         sys.exit(__doc__.split("\n\n")[1])
 

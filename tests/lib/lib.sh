@@ -184,16 +184,17 @@ stop_traffic() {
 	TRAFFIC_PID=
 }
 
-# The rules array and the index have a slot per possible rule, nearly all
-# free: tests/lib/bpfmap.py reads them raw and keeps the used ones.
-big_array() {
-	case $1 in xdpoff_rules|xdpoff_index|xdpoff_flows|xdpoff_flow_index) return 0 ;; esac
+# The rules and flows maps: hash maps of thousands of entries in some
+# tests, which tests/lib/bpfmap.py reads raw, in key order (bpftool -j
+# formats each entry through BTF, slowly under TCG).
+raw_map() {
+	case $1 in xdpoff_rules|xdpoff_flows) return 0 ;; esac
 	return 1
 }
 
-# Number of entries in one pinned map of DEV (of a big array: used ones).
+# Number of entries in one pinned map of DEV.
 map_count() {
-	if big_array "$2"; then
+	if raw_map "$2"; then
 		python3 "$BPFMAP" count "$PIN/$1/$2"
 		return
 	fi
@@ -204,7 +205,7 @@ map_count() {
 # The entries of one pinned map, in a canonical order (a hash map dumps in
 # bucket order, which changes when an entry is deleted and added back).
 map_dump() {
-	if big_array "$2"; then
+	if raw_map "$2"; then
 		python3 "$BPFMAP" dump "$PIN/$1/$2"
 		return
 	fi

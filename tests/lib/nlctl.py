@@ -5,11 +5,11 @@
 Used inside the test guest only, to check that the control interface
 answers every request, hostile ones included, with a clear errno.
 
-  nlctl.py attach IFINDEX FD...        one ATTACH, fds as given (eight)
-  nlctl.py attach-maps IFINDEX KIND     ATTACH with the eight maps this script
+  nlctl.py attach IFINDEX FD...        one ATTACH, fds as given (six)
+  nlctl.py attach-maps IFINDEX KIND     ATTACH with the six maps this script
                                         creates (KIND: ok, hash, small,
-                                        value, index, flowindex, order,
-                                        notmap, badfd)
+                                        value, rulesarray, flowsarray,
+                                        noprealloc, order, notmap, badfd)
   nlctl.py raw CMD [TYPE:HEX ...]       one request with the attributes
                                         given as type:payload-hex
   nlctl.py detach IFINDEX
@@ -21,7 +21,7 @@ answers every request, hostile ones included, with a clear errno.
 Prints "errno NAME message" (NAME 0 on success) for single requests.
 
 fuzz draws commands, attribute types, lengths and values from small sets,
-and mixes in well-formed attaches (eight maps of the right layout) and
+and mixes in well-formed attaches (six maps of the right layout) and
 detaches of the IFINDEXes given and of ifindex 1..4, so requests that
 really change the module's state are part of the run.  It follows the
 state those successful requests imply, starting from the module's dump,
@@ -51,27 +51,29 @@ NLMSG_ERROR, NLMSG_DONE = 2, 3
 NLMSGERR_ATTR_MSG = 1
 
 CMD = {"attach": 1, "detach": 2, "get": 3}
-A_IFINDEX, A_RULES, A_MASKS, A_META, A_STATS, A_FLOWS, A_FILTER, A_INDEX, \
-    A_FLOW_INDEX = 1, 2, 3, 4, 5, 10, 12, 15, 16
+A_IFINDEX, A_RULES, A_MASKS, A_META, A_STATS, A_FLOWS, A_FILTER = \
+    1, 2, 3, 4, 5, 10, 12
 
 # The contract of xdpoff/xdpoff.h, as the maps must be.
 FIELDS = 72
+RULE_KEY = 8                           # struct xdpoff_rule_key: hash, dup
 RULE_VAL = 64 + FIELDS                 # ..., mask id, fields
-# mask, id .. words, the port ranges, min_order, hash_start
-MASK_VAL = FIELDS + 4 * 6 + 8 + 8 + 8
-# nr_masks, nr_stages, software_from, ft_order, seed, index_mask,
-# flow_index_mask
-META_VAL = 40
-BUCKET = 64                            # struct xdpoff_bucket
-FLOW_ENTRY = 40 + 88                   # struct xdpoff_flow_entry: key, val
+# mask, id .. words, the port ranges, min_order, hash_start, dups, pad
+MASK_VAL = FIELDS + 4 * 6 + 8 + 8 + 8 + 8
+# nr_masks, nr_stages, software_from, ft_order, seed
+META_VAL = 32
+FLOW_KEY = 40                          # struct xdpoff_flow_key
+FLOW_VAL = 88                          # struct xdpoff_flow_val
 MAX_MASKS = 32
 FILTER_ENTRIES = MAX_MASKS * 256       # XDPOFF_FILTER_ENTRIES
 BPF_MAP_CREATE = 0
 HASH, ARRAY, PERCPU_ARRAY = 1, 2, 6
+BPF_F_NO_PREALLOC = 1
 
 
-def bpf_map(mtype, key, value, entries):
-    attr = struct.pack("IIIII", mtype, key, value, entries, 0) + b"\0" * 108
+def bpf_map(mtype, key, value, entries, flags=0):
+    attr = struct.pack("IIIII", mtype, key, value, entries, flags) + \
+        b"\0" * 108
     buf = ctypes.create_string_buffer(attr, len(attr))
     libc = ctypes.CDLL(None, use_errno=True)
     fd = libc.syscall(321, BPF_MAP_CREATE, buf, len(attr))
@@ -81,21 +83,22 @@ def bpf_map(mtype, key, value, entries):
 
 
 def maps(kind):
-    """Eight map fds, right or wrong in one way."""
-    spec = [(ARRAY, 4, RULE_VAL, 64), (ARRAY, 4, MASK_VAL, MAX_MASKS),
+    """Six map fds, right or wrong in one way."""
+    spec = [(HASH, RULE_KEY, RULE_VAL, 64), (ARRAY, 4, MASK_VAL, MAX_MASKS),
             (ARRAY, 4, META_VAL, 1), (PERCPU_ARRAY, 4, 32, 64),
-            (ARRAY, 4, FLOW_ENTRY, 64), (ARRAY, 4, 8, FILTER_ENTRIES),
-            (ARRAY, 4, BUCKET, 64), (ARRAY, 4, BUCKET, 64)]
+            (HASH, FLOW_KEY, FLOW_VAL, 64), (ARRAY, 4, 8, FILTER_ENTRIES)]
     if kind == "hash":          # masks as a hash, not an array
         spec[1] = (HASH, 4, MASK_VAL, MAX_MASKS)
     elif kind == "small":       # masks array too short
         spec[1] = (ARRAY, 4, MASK_VAL, 4)
     elif kind == "value":       # rule values of the wrong size
-        spec[0] = (ARRAY, 4, RULE_VAL - 8, 64)
-    elif kind == "index":       # an index too small for the rules
-        spec[6] = (ARRAY, 4, BUCKET, 32)
-    elif kind == "flowindex":   # a flow index too small for the flows
-        spec[7] = (ARRAY, 4, BUCKET, 32)
+        spec[0] = (HASH, RULE_KEY, RULE_VAL - 8, 64)
+    elif kind == "rulesarray":  # the rules array of 0.2
+        spec[0] = (ARRAY, 4, RULE_VAL, 64)
+    elif kind == "flowsarray":  # the flows array of 0.2: key and value
+        spec[4] = (ARRAY, 4, FLOW_KEY + FLOW_VAL, 64)
+    elif kind == "noprealloc":  # rules allocated as they come
+        spec[0] = (HASH, RULE_KEY, RULE_VAL, 64, BPF_F_NO_PREALLOC)
     fds = [bpf_map(*s) for s in spec]
     if kind == "order":         # two maps swapped
         fds[0], fds[1] = fds[1], fds[0]
@@ -186,8 +189,7 @@ def show(err, msg):
 def attach_attrs(ifindex, fds):
     return attr(A_IFINDEX, struct.pack("I", ifindex)) + b"".join(
         attr(t, struct.pack("I", fd)) for t, fd in
-        zip((A_RULES, A_MASKS, A_META, A_STATS, A_FLOWS, A_FILTER, A_INDEX,
-             A_FLOW_INDEX), fds))
+        zip((A_RULES, A_MASKS, A_META, A_STATS, A_FLOWS, A_FILTER), fds))
 
 
 def dump(g):
@@ -290,7 +292,7 @@ def main():
         return 0
     g = Genl()
     if a[0] == "attach":
-        fds = [int(x) for x in a[2:10]]
+        fds = [int(x) for x in a[2:8]]
         return show(*g.request(g.family, CMD["attach"],
                                attach_attrs(int(a[1]), fds))[:2])
     if a[0] == "attach-maps":
