@@ -444,13 +444,12 @@ lookup_rule(const struct xdpoff_fields *f, const struct xdpoff_mask *m,
 	HASH_WORD(8) HASH_WORD(7) HASH_WORD(6) HASH_WORD(5) HASH_WORD(4)
 	HASH_WORD(3) HASH_WORD(2) HASH_WORD(1) HASH_WORD(0)
 	}
-	h = xdpoff_hash_end(h);
 	idx = xdpoff_filter_index(slot, h);
 	bits = bpf_map_lookup_elem(&xdpoff_filter, &idx);
 	if (!bits || !(*bits & xdpoff_filter_bit(h)))
 		return NULL;
-	key->hash = (__u32)h;
-	key->dup = 0;
+	/* hash and dup 0, one store */
+	*(__u64 *)key = (__u32)h;
 	val = bpf_map_lookup_elem(&xdpoff_rules, key);
 	if (val && same_rule(val, f, m))
 		return val;

@@ -80,11 +80,13 @@ struct xdpoff_mask_slot {
 	bool			used_before;	/* reuse needs a grace period */
 	/*
 	 * The slot's part of the filter map, and per filter bit the number
-	 * of rules map entries of the slot whose hash sets it.  Allocated
-	 * with the slot's first use, kept until the device goes.
+	 * of rules map entries of the slot whose hash sets it (at U16_MAX it
+	 * sticks: the bit then stays set, which costs frames a lookup at
+	 * worst).  Allocated with the slot's first use, kept until the
+	 * device goes.
 	 */
 	u64			*filter;	/* XDPOFF_FILTER_WORDS */
-	u32			*filter_refs;	/* 1 << XDPOFF_FILTER_BITS */
+	u16			*filter_refs;	/* 1 << XDPOFF_FILTER_BITS */
 };
 
 /* A device handed over by `xdpoff attach`. */

@@ -301,7 +301,7 @@ int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
 		ms->filter = kvcalloc(XDPOFF_FILTER_WORDS, sizeof(u64),
 				      GFP_KERNEL);
 		ms->filter_refs = kvcalloc(1U << XDPOFF_FILTER_BITS,
-					   sizeof(u32), GFP_KERNEL);
+					   sizeof(u16), GFP_KERNEL);
 		if (!ms->filter || !ms->filter_refs) {
 			kvfree(ms->filter);
 			kvfree(ms->filter_refs);
@@ -364,7 +364,7 @@ void xdpoff_filter_get(struct xdpoff_dev *xdev, u32 slot, u64 hash)
 	struct xdpoff_mask_slot *ms = &xdev->mask_slots[slot];
 	u32 bit = xdpoff_filter_bitno(hash), idx;
 
-	if (ms->filter_refs[bit]++)
+	if (ms->filter_refs[bit] == U16_MAX || ms->filter_refs[bit]++)
 		return;
 	ms->filter[bit / 64] |= xdpoff_filter_bit(hash);
 	idx = xdpoff_filter_index(slot, hash);
@@ -376,7 +376,8 @@ void xdpoff_filter_put(struct xdpoff_dev *xdev, u32 slot, u64 hash)
 	struct xdpoff_mask_slot *ms = &xdev->mask_slots[slot];
 	u32 bit = xdpoff_filter_bitno(hash), idx;
 
-	if (WARN_ON_ONCE(!ms->filter_refs[bit]) || --ms->filter_refs[bit])
+	if (WARN_ON_ONCE(!ms->filter_refs[bit]) ||
+	    ms->filter_refs[bit] == U16_MAX || --ms->filter_refs[bit])
 		return;
 	ms->filter[bit / 64] &= ~xdpoff_filter_bit(hash);
 	idx = xdpoff_filter_index(slot, hash);

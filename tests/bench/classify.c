@@ -85,6 +85,13 @@
 
 static const __u8 dmac[ETH_ALEN] = { 0x52, 0x54, 0, 0, 0, 0x01 };	/* eth1 */
 
+/*
+ * The device's seed (xdpoff_meta.seed), fixed so that runs compare: it
+ * decides, among others, whether the frame's hash passes the filter of a
+ * mask it does not match (--seed S: another).
+ */
+static __u64 bench_seed = 0x5eed0f0ff10adULL;
+
 static __be32 prefix(int len)
 {
 	return len ? htonl(~0U << (32 - len)) : 0;
@@ -136,7 +143,7 @@ static int fill(struct xdpoff_bpf *skel, unsigned int rules,
 	struct xdpoff_meta meta = { .nr_masks = masks,
 				     .software_from = XDPOFF_ORDER_NONE,
 				     .ft_order = XDPOFF_ORDER_NONE,
-				     .seed = 0x5eed0f0ff10adULL,
+				     .seed = bench_seed,
 				     .nr_stages = 1 };
 	struct xdpoff_fields frame = {}, mask[XDPOFF_MAX_MASKS];
 	__u32 dups[XDPOFF_MAX_MASKS];
@@ -375,7 +382,7 @@ static int fill_flows(struct xdpoff_bpf *skel, unsigned int n)
 	int flows_fd = bpf_map__fd(skel->maps.xdpoff_flows);
 	struct xdpoff_meta meta = { .software_from = XDPOFF_ORDER_NONE,
 				     .ft_order = 1ULL << 63,
-				     .seed = 0x5eed0f0ff10adULL,
+				     .seed = bench_seed,
 				     .nr_stages = 1 };
 	struct xdpoff_flow_key key;
 	struct xdpoff_flow_val val;
@@ -507,7 +514,7 @@ static int bench_peer(unsigned int id, const char *name, unsigned int repeat,
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: classify [--repeat R] [--runs K] [--libxdp DEV] RULES:MASKS|flows:N|prog:ID:NAME...\n");
+	fprintf(stderr, "usage: classify [--repeat R] [--runs K] [--seed S] [--libxdp DEV] RULES:MASKS|flows:N|prog:ID:NAME...\n");
 	exit(2);
 }
 
@@ -519,6 +526,8 @@ int main(int argc, char **argv)
 	for (i = 1; i < argc && !strncmp(argv[i], "--", 2); i++) {
 		if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
 			repeat = strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+			bench_seed = strtoull(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
 			runs = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--libxdp") && i + 1 < argc &&

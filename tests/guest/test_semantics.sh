@@ -404,9 +404,9 @@ check_eq "... keyed by each rule's key hash" \
 	"5 rules" "$(python3 "$KEYINDEX" check "$PIN/$RX" 2>&1)"
 check "... frames to each pair's second rule are still dropped in XDP" pair_drops 2
 
-# Rules of one mask that differ in their ports only have hashes of their
-# own: before xdpoff_hash_end() the key hash's low bits ignored the
-# ports, and every `udp dport N` rule of a chain had the same.
+# Rules of one mask that differ in their ports only have keys of their
+# own (xdpoff/xdpoff.h: the last product's top half is folded into the
+# key), none at a dup above 0.
 nft flush ruleset
 "$XDPOFF" detach $RX
 check "attach with --max-rules 64" "$XDPOFF" attach $RX --max-rules 64

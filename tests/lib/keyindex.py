@@ -54,7 +54,7 @@ def key_hash(seed, mask_id, words, fields):
     for i in reversed(range(FIELDS_LEN // 8)):
         if words & (1 << i):
             h = hash_word(h, struct.unpack_from("<Q", fields, 8 * i)[0])
-    return hash_word(h, 0)      # xdpoff_hash_end()
+    return h
 
 
 class Maps:
