@@ -445,6 +445,18 @@ mode_up() {
 		tc filter add dev $RX ingress protocol ip prio 10 flower skip_hw \
 			ip_proto udp dst_ip $DADDR dst_port $PORT action drop ||
 			die "tc filter" ;;
+	xdpfilter-*)
+		# The peer a user would pick for an address drop list, as its
+		# own tool loads it: native, without libxdp's dispatcher.
+		LIBXDP_SKIP_DISPATCHER=1 xdp-filter load --mode native $RX ||
+			die "xdp-filter load $RX"
+		if [ $1 = xdpfilter-1k ]; then
+			for i in $(seq 1 999); do
+				xdp-filter ip "10.$((i >> 8 & 255)).$((i & 255)).1" \
+					--mode dst || die "xdp-filter ip"
+			done
+		fi
+		xdp-filter ip $DADDR --mode dst || die "xdp-filter ip $DADDR" ;;
 	none) ;;
 	*) die "unknown mode $1" ;;
 	esac
@@ -463,6 +475,7 @@ mode_down() {
 		"$XDPOFF" detach $RX >/dev/null || die "xdpoff detach $RX" ;;
 	nft-sw) nft delete table netdev bench ;;
 	tc-sw) tc qdisc del dev $RX ingress ;;
+	xdpfilter-*) xdp-filter unload $RX ;;
 	esac
 }
 
@@ -863,7 +876,7 @@ sec_netif() {
 # last rep a perf window (cpu-clock samples fall every 1,003,000
 # instructions: where the instructions go).
 
-INSN_MODES="limit xdpoff-1 xdpoff-1k xdpoff-10k8m xdpoff-1k32m xdpoff-generic nft-sw tc-sw none"
+INSN_MODES="limit xdpoff-1 xdpoff-1k xdpoff-10k8m xdpoff-1k32m xdpoff-generic xdpfilter-1 xdpfilter-1k nft-sw tc-sw none"
 INSN_FWD_MODES="fwd-limit ft-offload ft-sw nft-fwd route"
 
 # feed REQUEST...: ask tests/bench/feed.py on the host; prints its reply.

@@ -35,8 +35,11 @@ VIRTIO_DESC = {
     "none": "no filter (dropped by IP: not for us)",
 }
 INSN_MODES = ["limit", "xdpoff-1", "xdpoff-1k", "xdpoff-10k8m", "xdpoff-1k32m",
-              "xdpoff-generic", "nft-sw", "tc-sw", "none"]
-INSN_DESC = dict(VIRTIO_DESC, **{"xdpoff-1k32m": "xdpoff, 1,000 rules, 32 masks"})
+              "xdpoff-generic", "xdpfilter-1", "xdpfilter-1k", "nft-sw", "tc-sw", "none"]
+INSN_DESC = dict(VIRTIO_DESC, **{
+    "xdpoff-1k32m": "xdpoff, 1,000 rules, 32 masks",
+    "xdpfilter-1": "xdp-filter (xdp-tools), 1 address rule, native, no dispatcher",
+    "xdpfilter-1k": "xdp-filter (xdp-tools), 1,000 address rules, native, no dispatcher"})
 NETIF_MODES = ["nft-sw", "tc-sw", "none"]
 FWD_MODES = ["fwd-limit", "ft-offload", "ft-sw", "nft-fwd", "route"]
 FWD_DESC = {
@@ -706,6 +709,8 @@ def insn_section(md, csv, recs, missing, out):
              f">= 0.9 x nft_sw_vs_limit = {fmt(0.9 * nft_lim, 3) if nft_lim else 'n/a'}"),
             ("tc_sw_vs_xdpoff_insn" + sfx, tc_x,
              f">= 0.9 x tc_sw_vs_limit = {fmt(0.9 * tc_lim, 3) if tc_lim else 'n/a'}"),
+            ("xdpfilter_vs_xdpoff_insn" + sfx, ratio(med("xdpfilter-1", ioa), x1),
+             "(report: the whole receive path, 1 rule each)"),
             ("ft_offload_vs_limit_insn" + sfx, ratio(foff, flim), "<= 1.2"),
             ("ft_sw_vs_limit_insn" + sfx, ratio(fsw, flim), "(report)"),
             ("ft_sw_vs_ft_offload_insn" + sfx, ratio(fsw, foff), "(report)"),
