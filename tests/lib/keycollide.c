@@ -4,7 +4,8 @@
  * same hash (xdpoff_rule_key.hash, the low 32 bits of xdpoff_key_hash(),
  * xdpoff/xdpoff.h), found by a birthday search: variations of one rule
  * in its IPv4 source address and destination port, within the mask, are
- * hashed from the device's seed until N pairs of them share a hash.  The
+ * hashed from the device's seed until N pairs of them share a hash (the
+ * ports stay the rule's: see variation()).  The
  * pairs are disjoint, their hashes differ from each other's and from the
  * rule's own, and no variation is the rule itself.
  *
@@ -44,14 +45,18 @@ static struct xdpoff_fields mask, rule;
 static uint32_t saddr0, dport0;	/* the rule's, host order */
 
 /*
- * Variation @i of the rule: the low 16 bits of its source address plus
- * i / 256, the low 8 of its port plus i % 256 (distinct for i below 2^24),
- * masked; 0 if it is the rule or has port 0.
+ * Variation @i of the rule: its source address plus i (distinct for i
+ * below 2^32), its port, masked; 0 if it is the rule or has port 0.
+ * Only the address varies: variations that differ in word 0's ports
+ * alone never share a key (xdpoff/xdpoff.h), and keys of variations that
+ * differ in a port's low byte differ in the key's top byte: a birthday
+ * search over ports finds almost nothing.  The address is word 1, hashed
+ * before word 0: every bit of the key depends on it.
  */
 static int variation(uint32_t i, struct xdpoff_fields *f)
 {
-	uint32_t s = (saddr0 & 0xffff0000) | ((saddr0 + (i >> 8)) & 0xffff);
-	uint16_t d = (dport0 & 0xff00) | ((dport0 + i) & 0xff);
+	uint32_t s = saddr0 + i;
+	uint16_t d = dport0;
 
 	*f = rule;
 	f->saddr[0] = (rule.saddr[0] & ~mask.saddr[0]) |
