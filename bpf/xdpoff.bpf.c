@@ -99,7 +99,7 @@ _Static_assert(__builtin_offsetof(struct xdpoff_flow_val, dmac) == 0 &&
 	       "ft_edit_frame() copies dmac and smac as a u64 and a u32");
 _Static_assert(sizeof(struct xdpoff_flow_key) == 40 &&
 	       __builtin_offsetof(struct xdpoff_flow_key, daddr) == 16,
-	       "ft_flow_key() writes the tuple as five 64-bit words");
+	       "ft_classify() writes the tuple as five 64-bit words");
 _Static_assert(__builtin_offsetof(struct xdpoff_flow_key, sport) % 8 == 0 &&
 	       __builtin_offsetof(struct xdpoff_flow_key, dport) ==
 	       __builtin_offsetof(struct xdpoff_flow_key, sport) + 2 &&
@@ -109,9 +109,9 @@ _Static_assert(__builtin_offsetof(struct xdpoff_flow_key, sport) % 8 == 0 &&
 	       __builtin_offsetof(struct xdpoff_flow_key, sport) + 5 &&
 	       __builtin_offsetof(struct xdpoff_flow_key, pad) ==
 	       __builtin_offsetof(struct xdpoff_flow_key, sport) + 6,
-	       "ft_flow_key() writes ports, family and protocol as one word");
+	       "ft_classify() writes ports, family and protocol as one word");
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "ft_flow_key() writes words as a little-endian machine"
+#error "ft_classify() writes words as a little-endian machine"
 #endif
 
 #define IP_OFFSET	0x1fff
@@ -597,7 +597,7 @@ static __always_inline void count(__u32 slot, __u64 len, int consumed)
 
 /* The lookups' keys: one at a time, in one place on the stack. */
 union lookup_key {
-	struct xdpoff_rule_key	rule;
+	struct xdpoff_rule_key	rule;	/* aligned(8): written as a u64 */
 	struct xdpoff_flow_key	flow;
 	__u64			align;	/* the flow key is written as u64s */
 };

@@ -215,7 +215,9 @@ static int xdpoff_meta_write(struct xdpoff_dev *xdev)
 	return xdpoff_meta_restore(xdev);
 }
 
-static int xdpoff_mask_write(struct xdpoff_dev *xdev, u32 slot, bool active)
+/* The masks map's element of @slot, from the module's copy. */
+static void xdpoff_mask_value(struct xdpoff_dev *xdev, u32 slot, bool active,
+			      struct xdpoff_mask *mv)
 {
 	struct xdpoff_mask_slot *ms = &xdev->mask_slots[slot];
 	struct xdpoff_mask m;
@@ -235,7 +237,24 @@ static int xdpoff_mask_write(struct xdpoff_dev *xdev, u32 slot, bool active)
 	m.min_order = ms->min_order;
 	m.hash_start = xdpoff_hash_start(xdev->seed, ms->id);
 	m.dups = ms->dups;
+	*mv = m;
+}
+
+static int xdpoff_mask_write(struct xdpoff_dev *xdev, u32 slot, bool active)
+{
+	struct xdpoff_mask m;
+
+	xdpoff_mask_value(xdev, slot, active, &m);
 	return xdpoff_map_update(xdev->masks, &slot, &m, BPF_ANY);
+}
+
+/* A write that takes something back, around fault injection (as meta's). */
+static void xdpoff_mask_restore(struct xdpoff_dev *xdev, u32 slot)
+{
+	struct xdpoff_mask m;
+
+	xdpoff_mask_value(xdev, slot, true, &m);
+	xdpoff_map_write(xdev->masks, &slot, &m, BPF_ANY);
 }
 
 /* A free slot is all zeroes, as the map was before the slot was used. */
@@ -432,13 +451,8 @@ void xdpoff_mask_dup_put(struct xdpoff_dev *xdev, u32 slot, u32 dup)
 	if (!dup || WARN_ON_ONCE(!ms->nr_dups) || --ms->nr_dups)
 		return;
 	ms->dups = 1;
-	if (old != 1) {
-		bool armed = xdpoff_fault_armed;
-
-		xdpoff_fault_armed = false;
-		xdpoff_mask_write(xdev, slot, true);
-		xdpoff_fault_armed = armed;
-	}
+	if (old != 1)
+		xdpoff_mask_restore(xdev, slot);
 }
 
 /*

@@ -145,7 +145,7 @@ struct xdpoff_fields {
 struct xdpoff_rule_key {
 	__u32	hash;
 	__u32	dup;
-};
+} __attribute__((aligned(8)));	/* the XDP program writes it as one u64 */
 
 /*
  * The hash of a rule key: over the words of struct xdpoff_fields that its
