@@ -76,12 +76,15 @@ modules: deps
 	done
 
 # Kbuild writes next to the sources: build a copy under build/kernel/<ABI>.
+# Against the installed headers (6.1) or, for a kernel whose headers
+# package would install its image (6.12), headers unpacked into
+# build/cache/ (tests/vm/kernel-headers): make puts no kernel into /boot.
 $(BUILD)/kernel/%/xdpoff.ko: $(KERNEL_SRCS) $(XDPOFF_H) $(BUILD)/.deps
 	$(call msg,KBUILD,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)cp $(KERNEL_SRCS) $(@D)/
-	$(Q)$(MAKE) -C /usr/src/linux-headers-$* M=$(@D) XDPOFF_ROOT=$(ROOT) \
-		$(if $(Q),-s) modules
+	$(Q)kdir=$$($(ROOT)/tests/vm/kernel-headers $*) && \
+		$(MAKE) -C $$kdir M=$(@D) XDPOFF_ROOT=$(ROOT) $(if $(Q),-s) modules
 
 $(BPF_OBJ): bpf/xdpoff.bpf.c bpf/xdpoff_btf.h $(XDPOFF_H) $(DEPS_STAMP)
 	$(call msg,CLANG,$@)

@@ -15,9 +15,11 @@ PACKAGES=(
 	# the manual: build/xdpoff.8 from doc/xdpoff.8.rst (rst2man), and
 	# man to check it renders (tests/guest/test_cli_doc.sh)
 	python3-docutils man-db
-	# the second Debian 12 kernel (6.12, Debian 13's): its headers; the
-	# rig downloads its image (tests/vm/prepare)
-	linux-headers-6.12-amd64
+	# the second Debian 12 kernel (6.12, Debian 13's): not installed.
+	# Its headers package depends on its image, which would land in
+	# /boot: tests/vm/kernel-headers unpacks the headers into build/cache/
+	# and tests/vm/prepare the image.  What their kbuild needs:
+	gcc-12 pahole
 	# test guest
 	qemu-system-x86 busybox-static kmod cpio xz-utils zstd
 	# used inside the guest
@@ -48,8 +50,8 @@ for p in "${PACKAGES[@]}"; do
 		grep -qx installed || missing+=("$p")
 done
 
-# linux-headers-amd64 and linux-headers-6.12-amd64 pull in the headers of
-# the kernels the guest boots (tests/vm/kernel-version resolves both).
+# linux-headers-amd64 pulls in the 6.1 headers the guest's kernel needs
+# (tests/vm/kernel-version resolves its ABI); no linux-image-* is installed.
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "deps: installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
