@@ -83,7 +83,7 @@ NF >= 3 {
 	}
 }
 END {
-	na = split("idle xdp driver zero mem skb stack nft tc other", names, " ")
+	na = split("idle hash xdp driver zero mem skb stack nft tc other", names, " ")
 	for (k = 1; k <= nm; k++) {
 		m = order[k]
 		line = ""
