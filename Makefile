@@ -8,9 +8,12 @@
 #   make check    all tests (host and in-guest); ends with "N passed, N failed"
 #   make check-boot   the boot test (packages, systemd, reboot, upgrade,
 #                 remove) on every kernel; make check runs it on the newest
-#   make check-debug  the same suite on a debug kernel (KASAN, lockdep,
-#                 kmemleak) built from Debian's linux-source-6.1 and cached
+#   make check-debug  the same suite on debug kernels (KASAN, lockdep,
+#                 kmemleak) built from Debian's linux-source-6.1 and -6.12
+#                 (KERNELS) and cached
 #   TESTS="tests/guest/test_churn.sh ..."  only those files, for both checks
+#   SHARD=K/N     only the K-th of N shards of those files (tests/check):
+#                 make check-debug SHARD=1/4 ... SHARD=4/4 run the suite
 #   KERNELS="6.1 6.12"  the Debian 12 kernels to build for and to test on
 #                 (make check: one guest boot each); make bench: 6.1
 #                 unless KERNELS names another
@@ -199,34 +202,37 @@ check-boot: all vm
 	$(Q)KERNELS="$(KERNELS)" BOOT_KERNELS="$(KERNELS)" XDPOFF_BOOT_ONLY=1 \
 		$(ROOT)/tests/check
 
-# The debug kernel (tests/vm/debug-kernel, cached in build/cache/) and
-# xdpoff.ko built against it; the suite runs with both.  KASAN and lockdep
-# under TCG are slow: a longer guest timeout and polling budget, a quarter
-# of the differential test's pairs unless XDPOFF_DIFF_PAIRS says, 150 churn
+# The debug kernels (tests/vm/debug-kernel SERIES, cached in
+# build/cache/debug-kernel/SERIES/) and xdpoff.ko built against each; the
+# suite runs with both, on each kernel of KERNELS, one guest boot each
+# (SHARD=K/N: a shard of the suite).  KASAN and lockdep under TCG are
+# slow: a longer guest timeout and polling budget, a quarter of the
+# differential test's pairs unless XDPOFF_DIFF_PAIRS says, 150 churn
 # transactions unless XDPOFF_CHURN says (1,000 in make check), no debug
 # objects (built in, switched off for speed), a log buffer that keeps
 # every report, and 4-level paging (no5lvl): with -cpu max's LA57, an
 # interrupt that lands while the boot CPU's features are re-read sees
 # LA57 off, and KASAN reports the access a wild one.  (Booting takes ~4
 # minutes: ACPI's AML loops time out at 30 s each; ACPI stays,
-# test_unplug.sh needs its PCI hotplug.)
-DEBUG_DIR	:= $(BUILD)/cache/debug-kernel
-DEBUG_KO	:= $(BUILD)/debug/kernel/xdpoff.ko
-
+# test_unplug.sh needs its PCI hotplug.)  Each kernel's results in
+# build/check-debug-SERIES.log; the make fails if any kernel's run does.
 check-debug: all vm $(CSUMCHECK) $(KEYCOLLIDE)
-	$(Q)$(ROOT)/tests/vm/debug-kernel >/dev/null
-	$(call msg,KBUILD,$(DEBUG_KO))
-	$(Q)mkdir -p $(BUILD)/debug/kernel
-	$(Q)cp $(KERNEL_SRCS) $(BUILD)/debug/kernel/
-	$(Q)$(MAKE) -C $(DEBUG_DIR)/obj M=$(BUILD)/debug/kernel \
-		XDPOFF_ROOT=$(ROOT) $(if $(Q),-s) modules
-	$(Q)XDPOFF_VM_IMAGE=$(DEBUG_DIR)/image XDPOFF_KO=$(DEBUG_KO) \
+	$(Q)rc=0; for k in $(KERNELS); do \
+		img=$$($(ROOT)/tests/vm/debug-kernel $$k) || exit; \
+		kdir=$(BUILD)/debug/$$k/kernel; \
+		printf '  %-8s %s\n' KBUILD $$kdir/xdpoff.ko; \
+		mkdir -p $$kdir && cp $(KERNEL_SRCS) $$kdir/ && \
+		$(MAKE) -C $$(dirname $$img)/obj M=$$kdir XDPOFF_ROOT=$(ROOT) \
+			$(if $(Q),-s) modules || exit; \
+		XDPOFF_VM_IMAGE=$$img XDPOFF_KO=$$kdir/xdpoff.ko \
 		XDPOFF_VM_ENV="XDPOFF_KO WAIT_TIMEOUT XDPOFF_DIFF_PAIRS XDPOFF_CHURN" \
 		WAIT_TIMEOUT=60 XDPOFF_DIFF_PAIRS=$${XDPOFF_DIFF_PAIRS:-1280} \
 		XDPOFF_CHURN=$${XDPOFF_CHURN:-150} \
 		XDPOFF_VM_MEM=3G XDPOFF_VM_TIMEOUT=$${XDPOFF_VM_TIMEOUT:-7200} \
 		XDPOFF_VM_APPEND="no_debug_objects log_buf_len=8M no5lvl $${XDPOFF_VM_APPEND}" \
-		XDPOFF_CHECK_LOG=$(BUILD)/check-debug.log $(ROOT)/tests/check $(TESTS)
+		XDPOFF_CHECK_LOG=$(BUILD)/check-debug-$$k.log \
+			$(ROOT)/tests/check $(TESTS) || rc=1; \
+	done; exit $$rc
 
 # QUICK=1: a short run (see tests/bench/run); results in build/bench/.
 # On 6.1, or on the first kernel KERNELS names (make bench KERNELS=6.12).

@@ -38,10 +38,11 @@ PACKAGES=(
 	# perf_6.1 matches the guest kernel)
 	gnuplot-nox linux-perf
 )
-# `make check-debug` builds a debug kernel from Debian's kernel source
-# (tests/vm/debug-kernel): only then, with --debug-kernel.
+# `make check-debug` builds debug kernels from Debian's kernel sources
+# (tests/vm/debug-kernel, which downloads linux-source-6.1 and -6.12 into
+# build/cache/): what that build needs, only then, with --debug-kernel.
 if [ "${1:-}" = --debug-kernel ]; then
-	PACKAGES+=(linux-source-6.1 bc bison flex libssl-dev libelf-dev)
+	PACKAGES+=(bc bison flex libssl-dev libelf-dev)
 fi
 
 missing=()
