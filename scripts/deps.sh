@@ -45,6 +45,13 @@ if [ "${1:-}" = --debug-kernel ]; then
 	PACKAGES+=(bc bison flex libssl-dev libelf-dev)
 fi
 
+# --list: the packages, one a line, nothing installed (tests/vm/test-rig
+# checks that none of them brings a kernel image).
+if [ "${1:-}" = --list ]; then
+	printf '%s\n' "${PACKAGES[@]}"
+	exit 0
+fi
+
 missing=()
 for p in "${PACKAGES[@]}"; do
 	dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null |
