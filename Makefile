@@ -89,7 +89,7 @@ $(BUILD)/kernel/%/xdpoff.ko: $(KERNEL_SRCS) $(XDPOFF_H) $(BUILD)/.deps
 	$(Q)kdir=$$($(ROOT)/tests/vm/kernel-headers $*) && \
 		$(MAKE) -C $$kdir M=$(@D) XDPOFF_ROOT=$(ROOT) $(if $(Q),-s) modules
 
-$(BPF_OBJ): bpf/xdpoff.bpf.c bpf/xdpoff_btf.h $(XDPOFF_H) $(DEPS_STAMP)
+$(BPF_OBJ): bpf/xdpoff.bpf.c $(wildcard bpf/*.h) $(XDPOFF_H) $(DEPS_STAMP)
 	$(call msg,CLANG,$@)
 	$(Q)mkdir -p $(BUILD)
 	$(Q)$(CLANG) -O2 -g -Wall -Werror -target bpf $(ARCH_INC) -I$(ROOT) \
@@ -99,7 +99,7 @@ $(BPF_OBJ): bpf/xdpoff.bpf.c bpf/xdpoff_btf.h $(XDPOFF_H) $(DEPS_STAMP)
 # for libxdp dispatchers that cannot run a program moving the frame's
 # start (libxdp before 1.5.5, on kernels since 6.13 and 6.12.y): attach
 # falls back to it (userspace/attach.c).
-$(BPF_NOADJ_OBJ): bpf/xdpoff.bpf.c bpf/xdpoff_btf.h $(XDPOFF_H) $(DEPS_STAMP)
+$(BPF_NOADJ_OBJ): bpf/xdpoff.bpf.c $(wildcard bpf/*.h) $(XDPOFF_H) $(DEPS_STAMP)
 	$(call msg,CLANG,$@)
 	$(Q)mkdir -p $(BUILD)
 	$(Q)$(CLANG) -O2 -g -Wall -Werror -target bpf $(ARCH_INC) -I$(ROOT) \

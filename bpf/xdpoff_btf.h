@@ -44,7 +44,11 @@ struct xdpoff_fields_btf {
 	__u32	pad2;
 } __attribute__((aligned(8)));
 
-/* Bit 63 tells which view applies: 1 nft, 0 tc. */
+/*
+ * xdpoff_rule_val.order, as xdpoff_order_tc() and xdpoff_order_nft()
+ * (xdpoff/xdpoff.h) lay it out; bit 63 tells which view applies: 1 nft,
+ * 0 tc.
+ */
 union xdpoff_order_btf {
 	__u64	order;
 	struct {

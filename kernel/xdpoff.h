@@ -41,19 +41,9 @@
 #define XDPOFF_RULE_HASH_BITS	10
 #define XDPOFF_FLOW_HASH_BITS	10
 
-/* The maps `xdpoff attach` hands over, in the order of the maps[] arrays. */
-enum {
-	XDPOFF_MAPI_RULES,
-	XDPOFF_MAPI_MASKS,
-	XDPOFF_MAPI_META,
-	XDPOFF_MAPI_STATS,
-	XDPOFF_MAPI_FLOWS,
-	XDPOFF_MAPI_FILTER,
-	XDPOFF_NR_MAPS,
-};
-
 struct bpf_map;
 struct dentry;
+struct nf_flowtable;
 
 /* A port range of a tc flower rule: part of its mask slot. */
 struct xdpoff_range {
@@ -98,12 +88,7 @@ struct xdpoff_dev {
 	int			ifindex;
 	char			ifname[IFNAMSIZ];
 
-	struct bpf_map		*rules;
-	struct bpf_map		*masks;
-	struct bpf_map		*meta;
-	struct bpf_map		*stats;
-	struct bpf_map		*flows;
-	struct bpf_map		*filter;
+	struct bpf_map		*maps[XDPOFF_NR_MAPS];	/* xdpoff_map() */
 	u32			max_rules;
 	u32			max_flows;
 	u64			seed;		/* xdpoff_meta.seed */
@@ -153,6 +138,9 @@ struct xdpoff_dev {
 
 	struct dentry		*ddir;
 };
+
+/* xdpoff_map(xdev, RULES): the device's map of XDPOFF_MAPS' ID RULES. */
+#define xdpoff_map(xdev, id)	((xdev)->maps[XDPOFF_MAPI_##id])
 
 #define XDPOFF_BLOCK_HASH_BITS	8
 
@@ -292,17 +280,38 @@ static inline void xdpoff_set_err_msg(struct netlink_ext_ack *extack,
 }
 
 /*
+ * Refuse an offload on @xdev: -EOPNOTSUPP, @msg (static) to the caller's
+ * extack if it has one, and to `xdpoff show` (last_error): nf_tables
+ * drops a driver's extack, and a flowtable's flows have none.
+ */
+static inline int xdpoff_refuse(struct xdpoff_dev *xdev,
+				struct netlink_ext_ack *extack, const char *msg)
+{
+	xdpoff_set_err_msg(extack, msg);
+	xdev->last_error = msg;
+	return -EOPNOTSUPP;
+}
+
+/*
  * The files, lowest layer first.  Each calls only into the files before
- * it; the structs above are shared.
+ * it, and any may look a device up and hold a reference to it
+ * (xdpoff_dev_find*(), xdpoff_dev_hold(), xdpoff_dev_put() of
+ * xdpoff_dev.c); the structs above are shared.  A rule's journey: a bind
+ * (xdpoff_block.c), FLOW_CLS_REPLACE (xdpoff_brules.c), the flow_rule
+ * parsed (xdpoff_parse.c), the rule in the device's table
+ * (xdpoff_rules.c), its entry in the maps (xdpoff_maps.c), where the XDP
+ * program finds it (bpf/xdpoff.bpf.c); its counters come back with
+ * FLOW_CLS_STATS (xdpoff_brules.c, xdpoff_rules.c).
  *
  *   xdpoff_maps.c	the BPF maps				(calls none)
  *   xdpoff_debugfs.c	debugfs					(calls none)
  *   xdpoff_parse.c	flow_rule -> struct xdpoff_match	(calls none)
- *   xdpoff_rules.c	a device's rule table; xdpoff_dev_put()
- *   xdpoff_dev.c	the devices: list, lookup, attach, detach
+ *   xdpoff_rules.c	a device's rule table
  *   xdpoff_flows.c	a device's flowtable flows: parse, install, stats
  *   xdpoff_brules.c	a block's rules: FLOW_CLS_*, tc order, sw_only
- *   xdpoff_block.c	block bind/unbind, replay at attach
+ *   xdpoff_block.c	block bind/unbind, a device's blocks when it goes
+ *   xdpoff_replay.c	replay at attach: the tc blocks bound before
+ *   xdpoff_dev.c	a device's life: attach, references, destroy
  *   xdpoff_nl.c	generic netlink: attach, detach, dump
  *   xdpoff_main.c	module init/exit, netdev notifier
  */
@@ -315,8 +324,8 @@ int xdpoff_map_update(struct bpf_map *map, const void *key,
 extern u32 xdpoff_fail_nth;
 extern u32 xdpoff_fail_permille;
 extern bool xdpoff_fault_armed;
-void xdpoff_dev_hold(struct xdpoff_dev *xdev, bool hold);
-void xdpoff_dev_meta_sync(struct xdpoff_dev *xdev);
+void xdpoff_meta_hold(struct xdpoff_dev *xdev, bool hold);
+void xdpoff_meta_sync(struct xdpoff_dev *xdev);
 int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
 		    const struct xdpoff_fields *mask,
 		    const struct xdpoff_range *range, u32 needs, u64 order,
@@ -328,8 +337,8 @@ void xdpoff_filter_free(struct xdpoff_dev *xdev);
 int xdpoff_mask_dup_get(struct xdpoff_dev *xdev, u32 slot, u32 dup);
 void xdpoff_mask_dup_put(struct xdpoff_dev *xdev, u32 slot, u32 dup);
 void xdpoff_map_delete(struct bpf_map *map, const void *key);
-int xdpoff_stats_alloc(struct xdpoff_dev *xdev, u32 *slot);
-void xdpoff_stats_free(struct xdpoff_dev *xdev, u32 slot);
+int xdpoff_stats_slot_get(struct xdpoff_dev *xdev, u32 *slot);
+void xdpoff_stats_slot_put(struct xdpoff_dev *xdev, u32 slot);
 void xdpoff_stats_read(struct xdpoff_dev *xdev, u32 slot,
 		       struct xdpoff_stats *sum);
 
@@ -352,19 +361,6 @@ void xdpoff_rule_del(struct xdpoff_dev *xdev, struct xdpoff_rule *r);
 void xdpoff_rule_stats(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
 		       u64 *pkts, u64 *bytes);
 void xdpoff_rules_flush(struct xdpoff_dev *xdev, struct xdpoff_port *port);
-void xdpoff_dev_put(struct xdpoff_dev *xdev);
-
-/* xdpoff_dev.c */
-extern struct list_head xdpoff_devs;
-struct xdpoff_dev *xdpoff_dev_find(const struct net_device *netdev);
-struct xdpoff_dev *xdpoff_dev_find_ifindex(struct net *net, int ifindex);
-void xdpoff_dev_unlist(struct xdpoff_dev *xdev);
-int xdpoff_dev_attach(struct net_device *netdev,
-		      struct bpf_map *maps[XDPOFF_NR_MAPS], u32 mode,
-		      u32 prog_flags, struct netlink_ext_ack *extack);
-bool xdpoff_dev_can_redirect(const struct xdpoff_dev *from,
-			     const struct xdpoff_dev *to);
-int xdpoff_dev_detach(struct xdpoff_dev *xdev, struct netlink_ext_ack *extack);
 
 /* xdpoff_flows.c */
 int xdpoff_flow_replace(const struct xdpoff_port *port,
@@ -386,9 +382,32 @@ int xdpoff_indr_setup(struct net_device *netdev, struct Qdisc *sch,
 		      void *cb_priv, enum tc_setup_type type, void *type_data,
 		      void *data,
 		      void (*cleanup)(struct flow_block_cb *block_cb));
+int xdpoff_block_setup_cb(enum tc_setup_type type, void *type_data,
+			  void *cb_priv);
+int xdpoff_block_bind(struct xdpoff_dev *xdev, struct flow_block_offload *bo,
+		      struct net_device *netdev, struct Qdisc *sch,
+		      struct nf_flowtable *ft, void *data,
+		      void (*cleanup)(struct flow_block_cb *block_cb),
+		      struct xdpoff_block **blkp);
 void xdpoff_block_release(void *cb_priv);
 void xdpoff_block_dev_gone(struct xdpoff_dev *xdev);
-void xdpoff_dev_replay(struct xdpoff_dev *xdev);
+
+/* xdpoff_replay.c */
+void xdpoff_replay(struct xdpoff_dev *xdev);
+
+/* xdpoff_dev.c */
+extern struct list_head xdpoff_devs;
+struct xdpoff_dev *xdpoff_dev_find(const struct net_device *netdev);
+struct xdpoff_dev *xdpoff_dev_find_ifindex(struct net *net, int ifindex);
+void xdpoff_dev_hold(struct xdpoff_dev *xdev);
+void xdpoff_dev_put(struct xdpoff_dev *xdev);
+int xdpoff_dev_attach(struct net_device *netdev,
+		      struct bpf_map *maps[XDPOFF_NR_MAPS], u32 mode,
+		      u32 prog_flags, struct netlink_ext_ack *extack);
+void xdpoff_dev_destroy(struct xdpoff_dev *xdev);
+int xdpoff_dev_detach(struct xdpoff_dev *xdev, struct netlink_ext_ack *extack);
+bool xdpoff_dev_can_redirect(const struct xdpoff_dev *from,
+			     const struct xdpoff_dev *to);
 
 /* xdpoff_nl.c */
 int xdpoff_nl_init(void);

@@ -77,8 +77,8 @@ static int xdpoff_ft_setup_cb(struct xdpoff_block *blk,
 	return err;
 }
 
-static int xdpoff_block_setup_cb(enum tc_setup_type type, void *type_data,
-				 void *cb_priv)
+int xdpoff_block_setup_cb(enum tc_setup_type type, void *type_data,
+			  void *cb_priv)
 {
 	struct flow_cls_offload *f = type_data;
 	struct xdpoff_block *blk = cb_priv;
@@ -110,15 +110,6 @@ static bool xdpoff_is_orphan(const struct flow_block_cb *block_cb)
 	       ((struct xdpoff_block *)block_cb->cb_priv)->orphan;
 }
 
-/* Refuse a bind: tell the caller, and `xdpoff show` (nf_tables drops it). */
-static int xdpoff_bind_refuse(struct xdpoff_dev *xdev,
-			      struct netlink_ext_ack *extack, const char *msg)
-{
-	xdpoff_set_err_msg(extack, msg);
-	xdev->last_error = msg;
-	return -EOPNOTSUPP;
-}
-
 static struct xdpoff_port *xdpoff_port_find(struct xdpoff_block *blk,
 					    const struct net_device *netdev)
 {
@@ -140,7 +131,7 @@ static struct xdpoff_port *xdpoff_port_add(struct xdpoff_block *blk,
 
 	stage = find_first_zero_bit(&xdev->stages_used, XDPOFF_MAX_STAGES);
 	if (stage >= XDPOFF_MAX_STAGES)
-		return ERR_PTR(xdpoff_bind_refuse(xdev, extack, KBUILD_MODNAME
+		return ERR_PTR(xdpoff_refuse(xdev, extack, KBUILD_MODNAME
 			": too many offloaded chains on the device"));
 
 	port = kzalloc(sizeof(*port), GFP_KERNEL);
@@ -151,7 +142,7 @@ static struct xdpoff_port *xdpoff_port_add(struct xdpoff_block *blk,
 	port->netdev = netdev;
 	port->stage = stage;
 	port->seq = ++xdev->bind_seq;
-	kref_get(&xdev->ref);
+	xdpoff_dev_hold(xdev);
 	list_add_tail(&port->list, &xdev->ports);
 	spin_lock(&xdpoff_stats_lock);
 	list_add_tail(&port->block_node, &blk->ports);
@@ -160,7 +151,7 @@ static struct xdpoff_port *xdpoff_port_add(struct xdpoff_block *blk,
 	__set_bit(stage, &xdev->stages_used);
 	/* The XDP program looks at stages up to the last one bound. */
 	if (xdev->netdev)
-		xdpoff_dev_meta_sync(xdev);
+		xdpoff_meta_sync(xdev);
 	return port;
 }
 
@@ -175,7 +166,7 @@ static void xdpoff_port_del(struct xdpoff_port *port)
 		if (!--xdev->nr_ft) {
 			xdev->ft_order = XDPOFF_ORDER_NONE;
 			if (xdev->netdev)
-				xdpoff_dev_meta_sync(xdev);
+				xdpoff_meta_sync(xdev);
 		}
 	}
 	list_del(&port->list);
@@ -189,7 +180,7 @@ static void xdpoff_port_del(struct xdpoff_port *port)
 	 * stage is no longer looked at.
 	 */
 	if (xdev->netdev)
-		xdpoff_dev_meta_sync(xdev);
+		xdpoff_meta_sync(xdev);
 	kfree(port);
 	xdpoff_dev_put(xdev);
 }
@@ -248,7 +239,7 @@ static int xdpoff_block_bind_more(struct flow_block_cb *block_cb,
 	if (xdpoff_port_find(blk, netdev))
 		return -EEXIST;
 	if (!hash_empty(blk->rules))
-		return xdpoff_bind_refuse(xdev, extack, KBUILD_MODNAME
+		return xdpoff_refuse(xdev, extack, KBUILD_MODNAME
 			": a device joins a shared block only while no filter of it is offloaded");
 	port = xdpoff_port_add(blk, xdev, netdev, extack);
 	if (IS_ERR(port))
@@ -259,24 +250,22 @@ static int xdpoff_block_bind_more(struct flow_block_cb *block_cb,
 }
 
 /*
- * Where a flowtable's hook runs among the device's rules (the order of
- * xdpoff_rule_order() for nft: bit 63, priority, later binds first at one
- * priority): chains have priorities 1..65535, a flowtable any.
+ * Where a flowtable's hook runs among the device's rules: an nft order
+ * (xdpoff_order_nft()) of its priority and bind number.  Chains have
+ * priorities 1..65535, a flowtable any: one above them runs after every
+ * chain, one below before.
  */
 static u64 xdpoff_ft_order(int prio, u32 seq)
 {
-	u64 p = clamp(prio, 0, 0xffff);
-	u64 s = prio > 0xffff ? 0x7fff : 0x7fff - (seq & 0x7fff);
-
-	return BIT_ULL(63) | p << 47 | s << 32;
+	return xdpoff_order_nft(clamp(prio, 0, 0xffff), prio > 0xffff ? 0 : seq,
+				0);
 }
 
-static int xdpoff_block_bind(struct xdpoff_dev *xdev,
-			     struct flow_block_offload *bo,
-			     struct net_device *netdev, struct Qdisc *sch,
-			     struct nf_flowtable *ft, void *data,
-			     void (*cleanup)(struct flow_block_cb *block_cb),
-			     struct xdpoff_block **blkp)
+int xdpoff_block_bind(struct xdpoff_dev *xdev, struct flow_block_offload *bo,
+		      struct net_device *netdev, struct Qdisc *sch,
+		      struct nf_flowtable *ft, void *data,
+		      void (*cleanup)(struct flow_block_cb *block_cb),
+		      struct xdpoff_block **blkp)
 {
 	const void *ident = sch ? (const void *)&xdpoff_tc_ident : netdev;
 	struct flow_block_cb *block_cb;
@@ -298,7 +287,7 @@ static int xdpoff_block_bind(struct xdpoff_dev *xdev,
 	 * (a reloaded ruleset's, say) shares it.
 	 */
 	if (ft && xdev->nr_ft && ft->priority != xdev->ft_prio)
-		return xdpoff_bind_refuse(xdev, bo->extack, KBUILD_MODNAME
+		return xdpoff_refuse(xdev, bo->extack, KBUILD_MODNAME
 			": the device is in an offloaded flowtable of another priority already");
 
 	blk = xdpoff_block_alloc(bo->block, sch, ft);
@@ -312,7 +301,7 @@ static int xdpoff_block_bind(struct xdpoff_dev *xdev,
 	if (ft && !xdev->nr_ft++) {
 		xdev->ft_prio = ft->priority;
 		xdev->ft_order = xdpoff_ft_order(ft->priority, port->seq);
-		xdpoff_dev_meta_sync(xdev);
+		xdpoff_meta_sync(xdev);
 	}
 
 	block_cb = flow_indr_block_cb_alloc(xdpoff_block_setup_cb,
@@ -529,121 +518,4 @@ int xdpoff_indr_setup(struct net_device *netdev, struct Qdisc *sch,
 	}
 	mutex_unlock(&xdpoff_lock);
 	return err;
-}
-
-/*
- * Replay at attach: the tc ingress blocks already bound to the device
- * (a qdisc created before `xdpoff attach`, or one that outlived an rmmod).
- *
- * flow_indr_dev_register() hands a new callback every bind the kernel
- * recorded (flow_indir_dev_list, net/core/flow_offload.c), with no block,
- * net or extack, and splices the block cbs it gets onto the recorded
- * block; it never replays rules.  The tc filters are then played back the
- * way tcf_block_playback_offloads() does for a bind (cls_api.c, static):
- * each classifier's ->reoffload(), under rtnl and the block's cb_lock.
- * The records of nf_tables' chains are left alone: nf_tables never
- * replays rules either, and 6.1 keeps the record of a chain freed with
- * its last device (the chain and device it names may be gone).
- * `xdpoff attach` re-creates the offloaded chains itself, in one nft
- * transaction.
- */
-struct xdpoff_replay {
-	struct xdpoff_dev	*xdev;
-	unsigned int		n;
-	struct xdpoff_block	*blks[XDPOFF_MAX_STAGES];
-	struct tcf_block	*tc_blocks[XDPOFF_MAX_STAGES];
-};
-
-static int xdpoff_indr_replay(struct net_device *netdev, struct Qdisc *sch,
-			      void *cb_priv, enum tc_setup_type type,
-			      void *type_data, void *data,
-			      void (*cleanup)(struct flow_block_cb *block_cb))
-{
-	struct flow_block_offload *bo = type_data;
-	struct xdpoff_replay *r = cb_priv;
-	struct tcf_block *tcb = data;
-	struct xdpoff_block *blk;
-	int err;
-
-	/* Only recorded binds (no block), of tc (a qdisc), of our device. */
-	if (type != TC_SETUP_BLOCK || !bo || bo->block || !sch ||
-	    bo->command != FLOW_BLOCK_BIND ||
-	    bo->binder_type != FLOW_BLOCK_BINDER_TYPE_CLSACT_INGRESS ||
-	    netdev != r->xdev->netdev || r->n == ARRAY_SIZE(r->blks))
-		return -EOPNOTSUPP;
-
-	bo->block = &tcb->flow_block;
-	bo->net = dev_net(netdev);
-	bo->block_shared = tcf_block_shared(tcb);
-	bo->unlocked_driver_cb = true;
-
-	mutex_lock(&xdpoff_lock);
-	err = xdpoff_block_bind(r->xdev, bo, netdev, sch, NULL, data, cleanup,
-				&blk);
-	if (!err) {
-		r->blks[r->n] = blk;
-		r->tc_blocks[r->n++] = tcb;
-	}
-	mutex_unlock(&xdpoff_lock);
-	return err;
-}
-
-/* A block cb that bind_more() joined is on the block list already. */
-static void xdpoff_tc_playback(struct xdpoff_block *blk,
-			       struct tcf_block *tcb)
-{
-	struct tcf_chain *chain;
-	struct tcf_proto *tp;
-
-	down_write(&tcb->cb_lock);
-	mutex_lock(&xdpoff_lock);
-	blk->replaying = true;
-	mutex_unlock(&xdpoff_lock);
-	/* The exported iterators drop their references only at the end. */
-	for (chain = tcf_get_next_chain(tcb, NULL); chain;
-	     chain = tcf_get_next_chain(tcb, chain))
-		for (tp = tcf_get_next_proto(chain, NULL); tp;
-		     tp = tcf_get_next_proto(chain, tp))
-			if (tp->ops->reoffload)
-				tp->ops->reoffload(tp, true,
-						   xdpoff_block_setup_cb, blk,
-						   NULL);
-	mutex_lock(&xdpoff_lock);
-	xdpoff_replay_commit(blk);
-	mutex_unlock(&xdpoff_lock);
-	up_write(&tcb->cb_lock);
-}
-
-/*
- * Called right after @xdev is attached, under rtnl: no qdisc can be
- * destroyed, and no block unbound, until the playback is over.  The
- * device is held meanwhile: its XDP program matches nothing until every
- * replayed filter is in, so it never holds a later filter without an
- * earlier one.
- */
-void xdpoff_dev_replay(struct xdpoff_dev *xdev)
-{
-	struct xdpoff_replay *r;
-	unsigned int i;
-
-	ASSERT_RTNL();
-	r = kzalloc(sizeof(*r), GFP_KERNEL);
-	if (!r)
-		return;
-	r->xdev = xdev;
-
-	mutex_lock(&xdpoff_lock);
-	xdpoff_dev_hold(xdev, true);
-	mutex_unlock(&xdpoff_lock);
-
-	if (!flow_indr_dev_register(xdpoff_indr_replay, r))
-		flow_indr_dev_unregister(xdpoff_indr_replay, r,
-					 xdpoff_block_release);
-	for (i = 0; i < r->n; i++)
-		xdpoff_tc_playback(r->blks[i], r->tc_blocks[i]);
-
-	mutex_lock(&xdpoff_lock);
-	xdpoff_dev_hold(xdev, false);
-	mutex_unlock(&xdpoff_lock);
-	kfree(r);
 }

@@ -15,8 +15,7 @@
 
 static u64 xdpoff_tc_order(u32 prio, struct xdpoff_tc_mask *tcm)
 {
-	return (u64)(prio & 0xffff) << 47 | (u64)(tcm->seq & 0x7fffff) << 24 |
-	       (++tcm->filter_seq & 0xffffff);
+	return xdpoff_order_tc(prio, tcm->seq, ++tcm->filter_seq);
 }
 
 static struct xdpoff_tc_mask *xdpoff_tc_mask_get(struct xdpoff_block *blk,
@@ -161,7 +160,7 @@ static int xdpoff_block_replace(struct xdpoff_block *blk,
 			err = -EOPNOTSUPP;
 			goto err_free;
 		}
-		kref_get(&br->fwd->ref);
+		xdpoff_dev_hold(br->fwd);
 	}
 
 	if (blk->tc) {
@@ -191,13 +190,13 @@ static void xdpoff_sw_only_set(struct xdpoff_block *blk, unsigned long cookie,
 			       u32 prio, bool on);
 
 /*
- * The end of a tc replay (xdpoff_dev_replay()): flower hands its filters
+ * The end of a tc replay (xdpoff_replay()): flower hands its filters
  * over newest first (fl_reoffload() walks head->hw_filters, where each
  * filter is added at the head); @blk->replayed holds them oldest first.
  * Installed in that order, they get their mask's place and their place
  * in it as if they had been added one by one: flower tries its masks in
  * the order they were created, which is that of their oldest filter
- * unless that filter was deleted since (README: Lifecycle).
+ * unless that filter was deleted since (doc/design.md: Lifecycle).
  */
 void xdpoff_replay_commit(struct xdpoff_block *blk)
 {
@@ -240,7 +239,7 @@ static void xdpoff_block_error(struct xdpoff_block *blk,
 	if (!extack->_msg)
 		return;
 	list_for_each_entry(port, &blk->ports, block_node)
-		port->xdev->last_error = extack->_msg;
+		xdpoff_refuse(port->xdev, NULL, extack->_msg);
 }
 
 /* Mark (@on) or unmark the tc filter @cookie as running in software only. */
@@ -263,14 +262,14 @@ static void xdpoff_sw_only_set(struct xdpoff_block *blk, unsigned long cookie,
 		if (!so)
 			return;
 		so->cookie = cookie;
-		so->order = (u64)(prio & 0xffff) << 47;
+		so->order = xdpoff_order_tc(prio, 0, 0);
 		list_add(&so->list, &blk->sw_only);
 	} else {
 		list_del(&found->list);
 		kfree(found);
 	}
 	list_for_each_entry(port, &blk->ports, block_node)
-		xdpoff_dev_meta_sync(port->xdev);
+		xdpoff_meta_sync(port->xdev);
 }
 
 void xdpoff_sw_only_flush(struct xdpoff_block *blk)

@@ -1,12 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * xdpoff: the devices handed over by `xdpoff attach`: their list
- * (xdpoff_devs) and the locks, lookup, attach and detach.
+ * xdpoff: a device's whole life, from `xdpoff attach` to its last
+ * reference.
+ *
+ *   xdpoff_dev_attach()   alloc, take the maps and the net_device, list,
+ *                         debugfs, then replay what the kernel bound to
+ *                         the device before (xdpoff_replay.c)
+ *   xdpoff_dev_hold/put() the references: the list's, one per bound
+ *                         block (port), per fwd rule and per offloaded
+ *                         flow that targets the device
+ *   xdpoff_dev_destroy()  out of service: its nft blocks orphaned, the
+ *                         flows out through it and its rules gone,
+ *                         unlisted, the net_device let go.  `xdpoff
+ *                         detach`, the device's unregistration and module
+ *                         exit all end a device here
+ *   xdpoff_dev_release()  the last put: maps, debugfs and memory freed
+ *
+ * Every layer below looks devices up and holds them (xdpoff_dev_find(),
+ * xdpoff_dev_hold(), xdpoff_dev_put()); the rest of this file calls only
+ * into the layers below (kernel/xdpoff.h).
  */
 
 #include <linux/bitmap.h>
 #include <linux/bpf.h>
 #include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
 #include <linux/slab.h>
 
 #include "xdpoff.h"
@@ -37,24 +55,75 @@ struct xdpoff_dev *xdpoff_dev_find_ifindex(struct net *net, int ifindex)
 	return NULL;
 }
 
-/* Take @xdev off the list; bound blocks keep it alive until unbound. */
-void xdpoff_dev_unlist(struct xdpoff_dev *xdev)
+void xdpoff_dev_hold(struct xdpoff_dev *xdev)
 {
-	/* Rules may reference other devices (fwd): let go of them now. */
-	xdpoff_rules_flush(xdev, NULL);
-	list_del(&xdev->list);
-	netdev_put(xdev->netdev, &xdev->dev_tracker);
-	xdev->netdev = NULL;
-	xdpoff_dev_put(xdev);
+	kref_get(&xdev->ref);
 }
 
-/*
- * Take over @netdev with the maps of its XDP program.  On success the map
- * references belong to the device.  Caller holds xdpoff_lock.
- */
-int xdpoff_dev_attach(struct net_device *netdev,
-		      struct bpf_map *maps[XDPOFF_NR_MAPS], u32 mode,
-		      u32 prog_flags, struct netlink_ext_ack *extack)
+static void xdpoff_dev_release(struct kref *ref)
+{
+	struct xdpoff_dev *xdev = container_of(ref, struct xdpoff_dev, ref);
+	int i;
+
+	/* xdpoff_dev_destroy() flushed them: never leave an entry behind. */
+	xdpoff_rules_flush(xdev, NULL);
+	xdpoff_debugfs_dev_del(xdev);
+	for (i = 0; i < XDPOFF_NR_MAPS; i++)
+		bpf_map_put(xdev->maps[i]);
+	bitmap_free(xdev->stats_used);
+	bitmap_free(xdev->slots_dirty);
+	xdpoff_filter_free(xdev);
+	for (i = 0; i < XDPOFF_MAX_MASKS; i++)
+		WARN_ON_ONCE(xdev->mask_slots[i].refcnt);
+	kfree(xdev);
+}
+
+/* Caller holds xdpoff_lock. */
+void xdpoff_dev_put(struct xdpoff_dev *xdev)
+{
+	kref_put(&xdev->ref, xdpoff_dev_release);
+}
+
+static struct xdpoff_dev *xdpoff_dev_alloc(struct bpf_map *maps[XDPOFF_NR_MAPS])
+{
+	struct xdpoff_dev *xdev;
+
+	xdev = kzalloc(sizeof(*xdev), GFP_KERNEL);
+	if (!xdev)
+		return NULL;
+	xdev->max_rules = maps[XDPOFF_MAPI_RULES]->max_entries;
+	xdev->max_flows = maps[XDPOFF_MAPI_FLOWS]->max_entries;
+	xdev->stats_used = bitmap_zalloc(xdev->max_rules, GFP_KERNEL);
+	xdev->slots_dirty = bitmap_zalloc(xdev->max_rules, GFP_KERNEL);
+	if (!xdev->stats_used || !xdev->slots_dirty) {
+		bitmap_free(xdev->stats_used);
+		bitmap_free(xdev->slots_dirty);
+		kfree(xdev);
+		return NULL;
+	}
+	xdev->seed = get_random_u64();
+	snprintf(xdev->rules_full, sizeof(xdev->rules_full),
+		 KBUILD_MODNAME ": rule table is full (%u rules)",
+		 xdev->max_rules);
+	snprintf(xdev->flows_full, sizeof(xdev->flows_full),
+		 KBUILD_MODNAME ": flow table is full (%u flows)",
+		 xdev->max_flows);
+	kref_init(&xdev->ref);
+	hash_init(xdev->by_cookie);
+	hash_init(xdev->by_key);
+	INIT_LIST_HEAD(&xdev->ports);
+	hash_init(xdev->flow_table);
+	hash_init(xdev->flow_keys);
+	xdev->ft_order = XDPOFF_ORDER_NONE;
+	memcpy(xdev->maps, maps, sizeof(xdev->maps));
+	return xdev;
+}
+
+/* Take over @netdev with the maps of its XDP program.  Under xdpoff_lock. */
+static int xdpoff_dev_add(struct net_device *netdev,
+			  struct bpf_map *maps[XDPOFF_NR_MAPS], u32 mode,
+			  u32 prog_flags, struct netlink_ext_ack *extack,
+			  struct xdpoff_dev **xdevp)
 {
 	struct xdpoff_dev *xdev;
 	int err;
@@ -72,40 +141,9 @@ int xdpoff_dev_attach(struct net_device *netdev,
 	if (err)
 		return err;
 
-	xdev = kzalloc(sizeof(*xdev), GFP_KERNEL);
+	xdev = xdpoff_dev_alloc(maps);
 	if (!xdev)
 		return -ENOMEM;
-	xdev->max_rules = maps[XDPOFF_MAPI_RULES]->max_entries;
-	xdev->max_flows = maps[XDPOFF_MAPI_FLOWS]->max_entries;
-	xdev->seed = get_random_u64();
-	snprintf(xdev->rules_full, sizeof(xdev->rules_full),
-		 KBUILD_MODNAME ": rule table is full (%u rules)",
-		 xdev->max_rules);
-	snprintf(xdev->flows_full, sizeof(xdev->flows_full),
-		 KBUILD_MODNAME ": flow table is full (%u flows)",
-		 xdev->max_flows);
-	xdev->stats_used = bitmap_zalloc(xdev->max_rules, GFP_KERNEL);
-	xdev->slots_dirty = bitmap_zalloc(xdev->max_rules, GFP_KERNEL);
-	if (!xdev->stats_used || !xdev->slots_dirty) {
-		bitmap_free(xdev->stats_used);
-		bitmap_free(xdev->slots_dirty);
-		kfree(xdev);
-		return -ENOMEM;
-	}
-
-	kref_init(&xdev->ref);
-	hash_init(xdev->by_cookie);
-	hash_init(xdev->by_key);
-	INIT_LIST_HEAD(&xdev->ports);
-	hash_init(xdev->flow_table);
-	hash_init(xdev->flow_keys);
-	xdev->ft_order = XDPOFF_ORDER_NONE;
-	xdev->rules = maps[XDPOFF_MAPI_RULES];
-	xdev->masks = maps[XDPOFF_MAPI_MASKS];
-	xdev->meta = maps[XDPOFF_MAPI_META];
-	xdev->stats = maps[XDPOFF_MAPI_STATS];
-	xdev->flows = maps[XDPOFF_MAPI_FLOWS];
-	xdev->filter = maps[XDPOFF_MAPI_FILTER];
 	xdev->generic = mode == XDPOFF_XDP_GENERIC;
 	xdev->prog_flags = prog_flags;
 	xdev->ifindex = netdev->ifindex;
@@ -114,7 +152,51 @@ int xdpoff_dev_attach(struct net_device *netdev,
 	xdev->netdev = netdev;
 	list_add_tail(&xdev->list, &xdpoff_devs);
 	xdpoff_debugfs_dev_add(xdev);
+	*xdevp = xdev;
 	return 0;
+}
+
+/*
+ * `xdpoff attach`: take over @netdev with the maps of its XDP program (on
+ * success their references belong to the device), then bring in the tc
+ * blocks the kernel bound to it before.  Takes rtnl and xdpoff_lock: the
+ * blocks the replay binds stay until it is done.
+ */
+int xdpoff_dev_attach(struct net_device *netdev,
+		      struct bpf_map *maps[XDPOFF_NR_MAPS], u32 mode,
+		      u32 prog_flags, struct netlink_ext_ack *extack)
+{
+	struct xdpoff_dev *xdev;
+	int err;
+
+	rtnl_lock();
+	mutex_lock(&xdpoff_lock);
+	err = xdpoff_dev_add(netdev, maps, mode, prog_flags, extack, &xdev);
+	mutex_unlock(&xdpoff_lock);
+	if (!err)
+		xdpoff_replay(xdev);
+	rtnl_unlock();
+	return err;
+}
+
+/*
+ * Take @xdev out of service; bound blocks keep the memory until they
+ * unbind.  Its nft blocks' ports go and the blocks become orphans (when
+ * its net_device is being unregistered: detach refuses a bound device,
+ * and at module exit every block is unbound already).  Flows of other
+ * devices that go out through it go back to the software flowtable, and
+ * its rules, which may reference other devices (fwd), are let go.  Caller
+ * holds xdpoff_lock.
+ */
+void xdpoff_dev_destroy(struct xdpoff_dev *xdev)
+{
+	xdpoff_block_dev_gone(xdev);
+	xdpoff_flows_flush_out(xdev);
+	xdpoff_rules_flush(xdev, NULL);
+	list_del(&xdev->list);
+	netdev_put(xdev->netdev, &xdev->dev_tracker);
+	xdev->netdev = NULL;
+	xdpoff_dev_put(xdev);
 }
 
 /* `xdpoff detach`: refused while offloaded chains are bound. */
@@ -130,7 +212,7 @@ int xdpoff_dev_detach(struct xdpoff_dev *xdev, struct netlink_ext_ack *extack)
 				   "offloaded fwd rules target the device, delete them first");
 		return -EBUSY;
 	}
-	xdpoff_dev_unlist(xdev);
+	xdpoff_dev_destroy(xdev);
 	return 0;
 }
 

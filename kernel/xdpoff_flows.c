@@ -50,12 +50,6 @@ struct xdpoff_flow_parse {
 	u32			addrs;		/* XDPOFF_NAT_* with an address */
 };
 
-static int xdpoff_flow_refuse(struct xdpoff_dev *xdev, const char *why)
-{
-	xdev->last_error = why;
-	return -EOPNOTSUPP;
-}
-
 /* Which flows the cb of @xdev takes: those that come in on its device. */
 static bool xdpoff_flow_ours(const struct flow_rule *rule,
 			     const struct xdpoff_dev *xdev)
@@ -78,10 +72,10 @@ static int xdpoff_flow_parse_match(struct xdpoff_dev *xdev,
 	struct flow_match_tcp tcp;
 
 	if (rule->match.dissector->used_keys & ~XDPOFF_FLOW_KEYS)
-		return xdpoff_flow_refuse(xdev, KBUILD_MODNAME
+		return xdpoff_refuse(xdev, NULL, KBUILD_MODNAME
 			": flow with VLAN or tunnel keys: not offloaded");
 	if (!flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_BASIC))
-		return xdpoff_flow_refuse(xdev, KBUILD_MODNAME
+		return xdpoff_refuse(xdev, NULL, KBUILD_MODNAME
 			": flow without protocols");
 	flow_rule_match_basic(rule, &basic);
 	switch (basic.key->ip_proto) {
@@ -89,7 +83,7 @@ static int xdpoff_flow_parse_match(struct xdpoff_dev *xdev,
 	case IPPROTO_UDP:
 		break;
 	default:
-		return xdpoff_flow_refuse(xdev, KBUILD_MODNAME
+		return xdpoff_refuse(xdev, NULL, KBUILD_MODNAME
 			": flow of a protocol other than TCP and UDP: not offloaded");
 	}
 	p->key.proto = basic.key->ip_proto;
@@ -111,12 +105,12 @@ static int xdpoff_flow_parse_match(struct xdpoff_dev *xdev,
 		memcpy(p->key.saddr, &a.key->src, sizeof(p->key.saddr));
 		memcpy(p->key.daddr, &a.key->dst, sizeof(p->key.daddr));
 	} else {
-		return xdpoff_flow_refuse(xdev, KBUILD_MODNAME
+		return xdpoff_refuse(xdev, NULL, KBUILD_MODNAME
 			": flow without IPv4 or IPv6 addresses");
 	}
 
 	if (!flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_PORTS))
-		return xdpoff_flow_refuse(xdev, KBUILD_MODNAME
+		return xdpoff_refuse(xdev, NULL, KBUILD_MODNAME
 			": flow without ports");
 	flow_rule_match_ports(rule, &ports);
 	p->key.sport = ports.key->src;
@@ -125,13 +119,13 @@ static int xdpoff_flow_parse_match(struct xdpoff_dev *xdev,
 	/* TCP: FIN and RST clear; XDP leaves frames with them to software. */
 	if (p->key.proto == IPPROTO_TCP) {
 		if (!flow_rule_match_key(rule, FLOW_DISSECTOR_KEY_TCP))
-			return xdpoff_flow_refuse(xdev, KBUILD_MODNAME
+			return xdpoff_refuse(xdev, NULL, KBUILD_MODNAME
 				": TCP flow without its flags match");
 		flow_rule_match_tcp(rule, &tcp);
 		if (tcp.key->flags ||
 		    tcp.mask->flags != cpu_to_be16(be32_to_cpu(TCP_FLAG_RST |
 							       TCP_FLAG_FIN) >> 16))
-			return xdpoff_flow_refuse(xdev, KBUILD_MODNAME
+			return xdpoff_refuse(xdev, NULL, KBUILD_MODNAME
 				": TCP flow with another flags match than FIN and RST clear");
 	}
 	return 0;
@@ -243,7 +237,7 @@ static int xdpoff_flow_parse_actions(struct xdpoff_dev *xdev,
 				err = -EINVAL;
 			}
 			if (err)
-				return xdpoff_flow_refuse(xdev, KBUILD_MODNAME
+				return xdpoff_refuse(xdev, NULL, KBUILD_MODNAME
 					": flow with a header edit the flowtable does not make");
 			break;
 		case FLOW_ACTION_CSUM:
@@ -251,35 +245,35 @@ static int xdpoff_flow_parse_actions(struct xdpoff_dev *xdev,
 			break;
 		case FLOW_ACTION_REDIRECT:
 			if (p->out)
-				return xdpoff_flow_refuse(xdev, KBUILD_MODNAME
+				return xdpoff_refuse(xdev, NULL, KBUILD_MODNAME
 					": flow with two output devices");
 			p->out = act->dev;
 			break;
 		case FLOW_ACTION_VLAN_POP:
 		case FLOW_ACTION_VLAN_PUSH:
-			return xdpoff_flow_refuse(xdev, KBUILD_MODNAME
+			return xdpoff_refuse(xdev, NULL, KBUILD_MODNAME
 				": flow through a VLAN device: not offloaded");
 		case FLOW_ACTION_PPPOE_PUSH:
-			return xdpoff_flow_refuse(xdev, KBUILD_MODNAME
+			return xdpoff_refuse(xdev, NULL, KBUILD_MODNAME
 				": PPPoE flow: not offloaded");
 		case FLOW_ACTION_TUNNEL_ENCAP:
 		case FLOW_ACTION_TUNNEL_DECAP:
-			return xdpoff_flow_refuse(xdev, KBUILD_MODNAME
+			return xdpoff_refuse(xdev, NULL, KBUILD_MODNAME
 				": tunnel flow: not offloaded");
 		default:
-			return xdpoff_flow_refuse(xdev, KBUILD_MODNAME
+			return xdpoff_refuse(xdev, NULL, KBUILD_MODNAME
 				": flow with an action xdpoff does not know");
 		}
 	}
 	if (memchr_inv(p->eth_keep, 0, sizeof(p->eth_keep)))
-		return xdpoff_flow_refuse(xdev, KBUILD_MODNAME
+		return xdpoff_refuse(xdev, NULL, KBUILD_MODNAME
 			": flow without both MAC addresses");
 	if (!p->out)
-		return xdpoff_flow_refuse(xdev, KBUILD_MODNAME
+		return xdpoff_refuse(xdev, NULL, KBUILD_MODNAME
 			": flow without an output device");
 	/* nf_flow_rule_route_ipv4/6() edit a port with each address. */
 	if (p->ports != p->addrs)
-		return xdpoff_flow_refuse(xdev, KBUILD_MODNAME
+		return xdpoff_refuse(xdev, NULL, KBUILD_MODNAME
 			": flow with NAT of an address without its port");
 	p->val.nat = p->addrs;
 	xdpoff_flow_csum_diffs(&p->key, &p->val);
@@ -318,7 +312,7 @@ static struct xdpoff_flow *xdpoff_flow_find_key(struct xdpoff_dev *xdev,
 /* Frames stop finding it at once. */
 static void xdpoff_flow_free(struct xdpoff_dev *xdev, struct xdpoff_flow *fl)
 {
-	xdpoff_map_delete(xdev->flows, &fl->key);
+	xdpoff_map_delete(xdpoff_map(xdev, FLOWS), &fl->key);
 	hash_del(&fl->key_node);
 	spin_lock(&xdpoff_stats_lock);
 	hash_del(&fl->node);
@@ -354,7 +348,7 @@ int xdpoff_flow_replace(const struct xdpoff_port *port,
 	 * and conntrack would say [HW_OFFLOAD].
 	 */
 	if (tuple->encap_num)
-		return xdpoff_flow_refuse(xdev,
+		return xdpoff_refuse(xdev, NULL,
 			tuple->encap[0].proto == htons(ETH_P_PPP_SES) ?
 			KBUILD_MODNAME ": PPPoE flow: not offloaded" :
 			KBUILD_MODNAME ": flow through a VLAN device: not offloaded");
@@ -367,10 +361,10 @@ int xdpoff_flow_replace(const struct xdpoff_port *port,
 		return err;
 	out = xdpoff_dev_find(p.out);
 	if (!out)
-		return xdpoff_flow_refuse(xdev, KBUILD_MODNAME
+		return xdpoff_refuse(xdev, NULL, KBUILD_MODNAME
 			": flow to an output device not attached with xdpoff");
 	if (!xdpoff_dev_can_redirect(xdev, out))
-		return xdpoff_flow_refuse(xdev, KBUILD_MODNAME
+		return xdpoff_refuse(xdev, NULL, KBUILD_MODNAME
 			": flow to an output device in generic XDP mode, native XDP cannot send to it");
 	p.val.ifindex = out->ifindex;
 	/*
@@ -404,7 +398,7 @@ int xdpoff_flow_replace(const struct xdpoff_port *port,
 	if (old)
 		xdpoff_flow_free(xdev, old);
 	if (xdev->nr_flows >= xdev->max_flows)
-		return xdpoff_flow_refuse(xdev, xdev->flows_full);
+		return xdpoff_refuse(xdev, NULL, xdev->flows_full);
 
 	fl = kzalloc(sizeof(*fl), GFP_KERNEL);
 	if (!fl)
@@ -414,13 +408,14 @@ int xdpoff_flow_replace(const struct xdpoff_port *port,
 	fl->key = p.key;
 	fl->val = p.val;
 	/* Counters zero; the key no other flow holds (freed above). */
-	err = xdpoff_map_update(xdev->flows, &fl->key, &fl->val, BPF_NOEXIST);
+	err = xdpoff_map_update(xdpoff_map(xdev, FLOWS), &fl->key, &fl->val,
+				BPF_NOEXIST);
 	if (err) {
 		kfree(fl);
 		return err;
 	}
 	fl->out = out;
-	kref_get(&out->ref);
+	xdpoff_dev_hold(out);
 	xdev->nr_flows++;
 	hash_add(xdev->flow_keys, &fl->key_node, xdpoff_flow_key_hash(&fl->key));
 	spin_lock(&xdpoff_stats_lock);
@@ -446,6 +441,7 @@ void xdpoff_flow_destroy(const struct xdpoff_port *port, unsigned long cookie)
 void xdpoff_flow_stats(struct xdpoff_dev *xdev, struct flow_cls_offload *f)
 {
 	struct xdpoff_flow_val *v;
+	struct bpf_map *map;
 	struct xdpoff_flow *fl;
 	u64 pkts, bytes, used;
 
@@ -454,7 +450,8 @@ void xdpoff_flow_stats(struct xdpoff_dev *xdev, struct flow_cls_offload *f)
 		if (fl->cookie != f->cookie)
 			continue;
 		rcu_read_lock();
-		v = xdev->flows->ops->map_lookup_elem(xdev->flows, &fl->key);
+		map = xdpoff_map(xdev, FLOWS);
+		v = map->ops->map_lookup_elem(map, &fl->key);
 		if (v) {
 			pkts = READ_ONCE(v->packets);
 			bytes = READ_ONCE(v->bytes);

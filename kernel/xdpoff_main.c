@@ -22,12 +22,8 @@ static int xdpoff_netdev_event(struct notifier_block *nb,
 
 	mutex_lock(&xdpoff_lock);
 	xdev = xdpoff_dev_find(netdev);
-	if (xdev) {
-		xdpoff_block_dev_gone(xdev);
-		/* Flows out through it go back to the software flowtable. */
-		xdpoff_flows_flush_out(xdev);
-		xdpoff_dev_unlist(xdev);
-	}
+	if (xdev)
+		xdpoff_dev_destroy(xdev);
 	mutex_unlock(&xdpoff_lock);
 	return NOTIFY_DONE;
 }
@@ -77,7 +73,7 @@ static void __exit xdpoff_exit(void)
 
 	mutex_lock(&xdpoff_lock);
 	list_for_each_entry_safe(xdev, tmp, &xdpoff_devs, list)
-		xdpoff_dev_unlist(xdev);
+		xdpoff_dev_destroy(xdev);
 	mutex_unlock(&xdpoff_lock);
 	xdpoff_debugfs_uninit();
 }

@@ -22,26 +22,15 @@ struct xdpoff_map_spec {
  * shows is what is offloaded), the rest arrays: the "hardware"'s
  * registers and counters.
  */
+#define XDPOFF_MAP_SPEC(id, name, attr, type_, key_, val_)		\
+	[XDPOFF_MAPI_##id] = {						\
+		type_, sizeof(key_), sizeof(val_),			\
+		KBUILD_MODNAME ": " #name " map has the wrong type, key or value size" \
+	},
 static const struct xdpoff_map_spec xdpoff_map_specs[XDPOFF_NR_MAPS] = {
-	{ BPF_MAP_TYPE_HASH,
-	  sizeof(struct xdpoff_rule_key), sizeof(struct xdpoff_rule_val),
-	  KBUILD_MODNAME ": rules map has the wrong type, key or value size" },
-	{ BPF_MAP_TYPE_ARRAY,
-	  sizeof(u32), sizeof(struct xdpoff_mask),
-	  KBUILD_MODNAME ": masks map has the wrong type, key or value size" },
-	{ BPF_MAP_TYPE_ARRAY,
-	  sizeof(u32), sizeof(struct xdpoff_meta),
-	  KBUILD_MODNAME ": meta map has the wrong type, key or value size" },
-	{ BPF_MAP_TYPE_PERCPU_ARRAY,
-	  sizeof(u32), sizeof(struct xdpoff_stats),
-	  KBUILD_MODNAME ": stats map has the wrong type, key or value size" },
-	{ BPF_MAP_TYPE_HASH,
-	  sizeof(struct xdpoff_flow_key), sizeof(struct xdpoff_flow_val),
-	  KBUILD_MODNAME ": flows map has the wrong type, key or value size" },
-	{ BPF_MAP_TYPE_ARRAY,
-	  sizeof(u32), sizeof(u64),
-	  KBUILD_MODNAME ": filter map has the wrong type, key or value size" },
+	XDPOFF_MAPS(XDPOFF_MAP_SPEC)
 };
+#undef XDPOFF_MAP_SPEC
 
 int xdpoff_maps_validate(struct bpf_map *maps[XDPOFF_NR_MAPS],
 			 struct netlink_ext_ack *extack)
@@ -187,23 +176,23 @@ static int xdpoff_meta_restore(struct xdpoff_dev *xdev)
 	};
 	u32 zero = 0;
 
-	return xdpoff_map_write(xdev->meta, &zero, &meta, BPF_ANY);
+	return xdpoff_map_write(xdpoff_map(xdev, META), &zero, &meta, BPF_ANY);
 }
 
 /*
  * While held, the XDP program looks at no mask and no flow and passes every
  * frame up:
  * software decides alone while a replay fills the maps in an order that is
- * not the rules' (xdpoff_dev_replay()).  Caller holds xdpoff_lock.
+ * not the rules' (xdpoff_replay()).  Caller holds xdpoff_lock.
  */
-void xdpoff_dev_hold(struct xdpoff_dev *xdev, bool hold)
+void xdpoff_meta_hold(struct xdpoff_dev *xdev, bool hold)
 {
 	xdev->hold = hold;
 	xdpoff_meta_restore(xdev);
 }
 
 /* The device's meta after a change of its software-only filters. */
-void xdpoff_dev_meta_sync(struct xdpoff_dev *xdev)
+void xdpoff_meta_sync(struct xdpoff_dev *xdev)
 {
 	xdpoff_meta_restore(xdev);
 }
@@ -245,7 +234,7 @@ static int xdpoff_mask_write(struct xdpoff_dev *xdev, u32 slot, bool active)
 	struct xdpoff_mask m;
 
 	xdpoff_mask_value(xdev, slot, active, &m);
-	return xdpoff_map_update(xdev->masks, &slot, &m, BPF_ANY);
+	return xdpoff_map_update(xdpoff_map(xdev, MASKS), &slot, &m, BPF_ANY);
 }
 
 /* A write that takes something back, around fault injection (as meta's). */
@@ -254,7 +243,7 @@ static void xdpoff_mask_restore(struct xdpoff_dev *xdev, u32 slot)
 	struct xdpoff_mask m;
 
 	xdpoff_mask_value(xdev, slot, true, &m);
-	xdpoff_map_write(xdev->masks, &slot, &m, BPF_ANY);
+	xdpoff_map_write(xdpoff_map(xdev, MASKS), &slot, &m, BPF_ANY);
 }
 
 /* A free slot is all zeroes, as the map was before the slot was used. */
@@ -262,7 +251,7 @@ static void xdpoff_mask_clear(struct xdpoff_dev *xdev, u32 slot)
 {
 	struct xdpoff_mask m = {};
 
-	xdpoff_map_write(xdev->masks, &slot, &m, BPF_ANY);
+	xdpoff_map_write(xdpoff_map(xdev, MASKS), &slot, &m, BPF_ANY);
 }
 
 /*
@@ -387,7 +376,8 @@ void xdpoff_filter_get(struct xdpoff_dev *xdev, u32 slot, u64 hash)
 		return;
 	ms->filter[bit / 64] |= xdpoff_filter_bit(hash);
 	idx = xdpoff_filter_index(slot, hash);
-	xdpoff_map_write(xdev->filter, &idx, &ms->filter[bit / 64], BPF_ANY);
+	xdpoff_map_write(xdpoff_map(xdev, FILTER), &idx, &ms->filter[bit / 64],
+			 BPF_ANY);
 }
 
 void xdpoff_filter_put(struct xdpoff_dev *xdev, u32 slot, u64 hash)
@@ -400,7 +390,8 @@ void xdpoff_filter_put(struct xdpoff_dev *xdev, u32 slot, u64 hash)
 		return;
 	ms->filter[bit / 64] &= ~xdpoff_filter_bit(hash);
 	idx = xdpoff_filter_index(slot, hash);
-	xdpoff_map_write(xdev->filter, &idx, &ms->filter[bit / 64], BPF_ANY);
+	xdpoff_map_write(xdpoff_map(xdev, FILTER), &idx, &ms->filter[bit / 64],
+			 BPF_ANY);
 }
 
 void xdpoff_filter_free(struct xdpoff_dev *xdev)
@@ -486,7 +477,7 @@ static void xdpoff_stats_zero(struct xdpoff_dev *xdev, u32 slot)
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		memset(xdpoff_stats_ptr(xdev->stats, slot, cpu), 0,
+		memset(xdpoff_stats_ptr(xdpoff_map(xdev, STATS), slot, cpu), 0,
 		       sizeof(struct xdpoff_stats));
 }
 
@@ -497,7 +488,7 @@ static void xdpoff_stats_zero(struct xdpoff_dev *xdev, u32 slot)
  * rules map entry that named it: its reuse waits for one (all the slots
  * freed before it).
  */
-int xdpoff_stats_alloc(struct xdpoff_dev *xdev, u32 *slot)
+int xdpoff_stats_slot_get(struct xdpoff_dev *xdev, u32 *slot)
 {
 	unsigned long bit;
 
@@ -520,7 +511,7 @@ int xdpoff_stats_alloc(struct xdpoff_dev *xdev, u32 *slot)
  * before they came (frames in flight may still add to it: zeroed again on
  * the next alloc).
  */
-void xdpoff_stats_free(struct xdpoff_dev *xdev, u32 slot)
+void xdpoff_stats_slot_put(struct xdpoff_dev *xdev, u32 slot)
 {
 	xdpoff_stats_zero(xdev, slot);
 	clear_bit(slot, xdev->stats_used);
@@ -535,7 +526,8 @@ void xdpoff_stats_read(struct xdpoff_dev *xdev, u32 slot,
 
 	memset(sum, 0, sizeof(*sum));
 	for_each_possible_cpu(cpu) {
-		struct xdpoff_stats *s = xdpoff_stats_ptr(xdev->stats, slot, cpu);
+		struct xdpoff_stats *s =
+			xdpoff_stats_ptr(xdpoff_map(xdev, STATS), slot, cpu);
 
 		sum->packets += READ_ONCE(s->packets);
 		sum->bytes += READ_ONCE(s->bytes);

@@ -7,7 +7,6 @@
 
 #include <linux/bpf.h>
 #include <linux/jiffies.h>
-#include <linux/rtnetlink.h>
 #include <net/genetlink.h>
 #include <net/net_namespace.h>
 #include <net/sock.h>
@@ -17,19 +16,18 @@
 #define XDPOFF_MSG_OLD_CLI \
 	"index maps are no longer used: the xdpoff CLI is older than the module"
 
+/* The maps' fds (XDPOFF_MAPS). */
+#define XDPOFF_NL_FD_POLICY(id, name, attr, type_, key_, val_)	\
+	[attr] = { .type = NLA_U32 },
+
 static const struct nla_policy xdpoff_nl_policy[XDPOFF_ATTR_MAX + 1] = {
 	[XDPOFF_ATTR_IFINDEX]	= { .type = NLA_U32 },
-	[XDPOFF_ATTR_RULES_FD]	= { .type = NLA_U32 },
-	[XDPOFF_ATTR_MASKS_FD]	= { .type = NLA_U32 },
-	[XDPOFF_ATTR_META_FD]	= { .type = NLA_U32 },
-	[XDPOFF_ATTR_STATS_FD]	= { .type = NLA_U32 },
+	XDPOFF_MAPS(XDPOFF_NL_FD_POLICY)
 	[XDPOFF_ATTR_NR_RULES]	= { .type = NLA_REJECT },
 	[XDPOFF_ATTR_NR_BLOCKS]	= { .type = NLA_REJECT },
 	[XDPOFF_ATTR_MAX_RULES]	= { .type = NLA_REJECT },
 	[XDPOFF_ATTR_LAST_ERROR] = { .type = NLA_REJECT },
-	[XDPOFF_ATTR_FLOWS_FD]	= { .type = NLA_U32 },
 	[XDPOFF_ATTR_NR_FLOWS]	= { .type = NLA_REJECT },
-	[XDPOFF_ATTR_FILTER_FD]	= { .type = NLA_U32 },
 	[XDPOFF_ATTR_XDP_MODE]	= NLA_POLICY_MAX(NLA_U32, XDPOFF_XDP_GENERIC),
 	[XDPOFF_ATTR_PROG_FLAGS] = NLA_POLICY_MASK(NLA_U32, XDPOFF_PROG_FLAGS_ALL),
 	/* the index maps of 0.2: a CLI that sends them is too old */
@@ -42,13 +40,10 @@ static const struct nla_policy xdpoff_nl_policy[XDPOFF_ATTR_MAX + 1] = {
 	[XDPOFF_ATTR_PAD]	= { .type = NLA_REJECT },
 };
 
+#define XDPOFF_NL_FD_ATTR(id, name, attr, type_, key_, val_)	\
+	[XDPOFF_MAPI_##id] = attr,
 static const int xdpoff_fd_attrs[XDPOFF_NR_MAPS] = {
-	[XDPOFF_MAPI_RULES]	= XDPOFF_ATTR_RULES_FD,
-	[XDPOFF_MAPI_MASKS]	= XDPOFF_ATTR_MASKS_FD,
-	[XDPOFF_MAPI_META]	= XDPOFF_ATTR_META_FD,
-	[XDPOFF_MAPI_STATS]	= XDPOFF_ATTR_STATS_FD,
-	[XDPOFF_MAPI_FLOWS]	= XDPOFF_ATTR_FLOWS_FD,
-	[XDPOFF_MAPI_FILTER]	= XDPOFF_ATTR_FILTER_FD,
+	XDPOFF_MAPS(XDPOFF_NL_FD_ATTR)
 };
 
 static struct genl_family xdpoff_nl_family;
@@ -81,7 +76,6 @@ static int xdpoff_nl_get_maps(struct genl_info *info, struct bpf_map *maps[XDPOF
 
 static int xdpoff_nl_attach(struct sk_buff *skb, struct genl_info *info)
 {
-	struct xdpoff_dev *xdev;
 	struct net_device *netdev;
 	struct bpf_map *maps[XDPOFF_NR_MAPS];
 	u32 mode = XDPOFF_XDP_NATIVE, prog_flags = 0;
@@ -108,15 +102,7 @@ static int xdpoff_nl_attach(struct sk_buff *skb, struct genl_info *info)
 	if (err)
 		goto out_put_dev;
 
-	/* rtnl: the tc blocks the replay binds stay until it is done. */
-	rtnl_lock();
-	mutex_lock(&xdpoff_lock);
 	err = xdpoff_dev_attach(netdev, maps, mode, prog_flags, info->extack);
-	xdev = err ? NULL : xdpoff_dev_find(netdev);
-	mutex_unlock(&xdpoff_lock);
-	if (xdev)
-		xdpoff_dev_replay(xdev);
-	rtnl_unlock();
 	if (err)
 		xdpoff_nl_put_maps(maps, XDPOFF_NR_MAPS);
 out_put_dev:
@@ -137,9 +123,6 @@ static int xdpoff_nl_detach(struct sk_buff *skb, struct genl_info *info)
 				       nla_get_u32(info->attrs[XDPOFF_ATTR_IFINDEX]));
 	if (xdev) {
 		err = xdpoff_dev_detach(xdev, info->extack);
-		/* Flows out through it go back to the software flowtable. */
-		if (!err)
-			xdpoff_flows_flush_out(xdev);
 	} else {
 		NL_SET_ERR_MSG_MOD(info->extack, "device is not attached");
 		err = -ENOENT;

@@ -3,10 +3,7 @@
  * xdpoff: a device's rule table, the driver's shadow of its rules map:
  * one struct xdpoff_rule per rule installed on the device, found by
  * cookie and by key hash, with its map key, stats slot, mask slot and
- * counters.
- *
- * The device's last reference is dropped here too: freeing a device
- * flushes its table, and a rule holds a reference on its fwd target.
+ * counters.  A fwd rule holds a reference on its target device.
  */
 
 #include <linux/bitmap.h>
@@ -107,8 +104,7 @@ static u64 xdpoff_rule_order(const struct xdpoff_port *port,
 {
 	if (port->blk->tc)
 		return br->tc_order;
-	return BIT_ULL(63) | (u64)(br->prio & 0xffff) << 47 |
-	       (u64)(0x7fff - (port->seq & 0x7fff)) << 32 | br->handle;
+	return xdpoff_order_nft(br->prio, port->seq, br->handle);
 }
 
 /* meta iif/iiftype of another device: the rule never matches here. */
@@ -138,7 +134,7 @@ static int xdpoff_rule_fwd(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
 	r->fwd_dev = tdev;
 	r->val.ifindex = tdev->ifindex;
 	tdev->fwd_refs++;
-	kref_get(&tdev->ref);
+	xdpoff_dev_hold(tdev);
 	return 0;
 }
 
@@ -168,7 +164,7 @@ static int xdpoff_rule_install(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
 		return 0;
 
 	if (owner) {
-		err = xdpoff_map_update(xdev->rules, &r->key, &r->val,
+		err = xdpoff_map_update(xdpoff_map(xdev, RULES), &r->key, &r->val,
 					BPF_EXIST);
 		if (err)
 			goto err_msg;
@@ -181,7 +177,8 @@ static int xdpoff_rule_install(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
 	if (err)
 		goto err_msg;
 	xdpoff_filter_get(xdev, r->mask_slot, r->hash);
-	err = xdpoff_map_update(xdev->rules, &r->key, &r->val, BPF_NOEXIST);
+	err = xdpoff_map_update(xdpoff_map(xdev, RULES), &r->key, &r->val,
+				BPF_NOEXIST);
 	if (err) {
 		xdpoff_filter_put(xdev, r->mask_slot, r->hash);
 		xdpoff_mask_dup_put(xdev, r->mask_slot, r->key.dup);
@@ -248,7 +245,7 @@ static int __xdpoff_rule_add(struct xdpoff_port *port,
 	r->key.hash = (u32)r->hash;
 
 	/* One per rule, and nr_rules is below max_rules: cannot fail. */
-	err = xdpoff_stats_alloc(xdev, &r->val.stats_slot);
+	err = xdpoff_stats_slot_get(xdev, &r->val.stats_slot);
 	if (WARN_ON_ONCE(err)) {
 		xdpoff_set_err_msg(extack, xdev->rules_full);
 		goto err_put_mask;
@@ -266,7 +263,7 @@ out_add:
 	return 0;
 
 err_free_stats:
-	xdpoff_stats_free(xdev, r->val.stats_slot);
+	xdpoff_stats_slot_put(xdev, r->val.stats_slot);
 err_put_mask:
 	xdpoff_mask_put(xdev, r->mask_slot);
 err_unfwd:
@@ -298,12 +295,12 @@ static void xdpoff_rule_unpublish(struct xdpoff_dev *xdev,
 	struct xdpoff_rule *owner, *best;
 
 	xdpoff_key_rules(xdev, r, &owner, &best);
-	if (best && !xdpoff_map_update(xdev->rules, &best->key, &best->val,
-				       BPF_EXIST)) {
+	if (best && !xdpoff_map_update(xdpoff_map(xdev, RULES), &best->key,
+				       &best->val, BPF_EXIST)) {
 		best->installed = true;
 		return;
 	}
-	xdpoff_map_delete(xdev->rules, &r->key);
+	xdpoff_map_delete(xdpoff_map(xdev, RULES), &r->key);
 	xdpoff_filter_put(xdev, r->mask_slot, r->hash);
 	xdpoff_mask_dup_put(xdev, r->mask_slot, r->key.dup);
 }
@@ -322,7 +319,7 @@ void xdpoff_rule_del(struct xdpoff_dev *xdev, struct xdpoff_rule *r)
 	if (r->installed)
 		xdpoff_rule_unpublish(xdev, r);
 	/* Its stats slot is free after a grace period. */
-	xdpoff_stats_free(xdev, r->val.stats_slot);
+	xdpoff_stats_slot_put(xdev, r->val.stats_slot);
 	xdpoff_mask_put(xdev, r->mask_slot);
 out_free:
 	xdpoff_rule_unfwd(r);
@@ -360,31 +357,4 @@ void xdpoff_rules_flush(struct xdpoff_dev *xdev, struct xdpoff_port *port)
 	hash_for_each_safe(xdev->by_cookie, bkt, tmp, r, cookie_node)
 		if (!port || r->port == port)
 			xdpoff_rule_del(xdev, r);
-}
-
-static void xdpoff_dev_release(struct kref *ref)
-{
-	struct xdpoff_dev *xdev = container_of(ref, struct xdpoff_dev, ref);
-	int i;
-
-	xdpoff_rules_flush(xdev, NULL);
-	xdpoff_debugfs_dev_del(xdev);
-	bpf_map_put(xdev->rules);
-	bpf_map_put(xdev->masks);
-	bpf_map_put(xdev->meta);
-	bpf_map_put(xdev->stats);
-	bpf_map_put(xdev->flows);
-	bpf_map_put(xdev->filter);
-	bitmap_free(xdev->stats_used);
-	bitmap_free(xdev->slots_dirty);
-	xdpoff_filter_free(xdev);
-	for (i = 0; i < XDPOFF_MAX_MASKS; i++)
-		WARN_ON_ONCE(xdev->mask_slots[i].refcnt);
-	kfree(xdev);
-}
-
-/* Caller holds xdpoff_lock. */
-void xdpoff_dev_put(struct xdpoff_dev *xdev)
-{
-	kref_put(&xdev->ref, xdpoff_dev_release);
 }

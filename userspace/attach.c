@@ -29,13 +29,10 @@
 #include "show.h"
 
 /* Attribute carrying each map's fd in XDPOFF_CMD_ATTACH. */
+#define PIN_FD_ATTR(id, name, attr, type_, key_, val_)	\
+	[XDPOFF_MAPI_##id] = attr,
 static const int pin_attrs[NR_MAPS] = {
-	[PIN_RULES]	= XDPOFF_ATTR_RULES_FD,
-	[PIN_MASKS]	= XDPOFF_ATTR_MASKS_FD,
-	[PIN_META]	= XDPOFF_ATTR_META_FD,
-	[PIN_STATS]	= XDPOFF_ATTR_STATS_FD,
-	[PIN_FLOWS]	= XDPOFF_ATTR_FLOWS_FD,
-	[PIN_FILTER]	= XDPOFF_ATTR_FILTER_FD,
+	XDPOFF_MAPS(PIN_FD_ATTR)
 };
 
 /*
@@ -202,11 +199,11 @@ static int open_prog(struct prog *p, bool no_adjust, __u32 max_rules,
 		err = -ENOENT;
 		goto fail;
 	}
-	err = bpf_map__set_max_entries(prog_map(p, PIN_RULES), max_rules);
+	err = bpf_map__set_max_entries(prog_map(p, XDPOFF_MAPI_RULES), max_rules);
 	if (!err)
-		err = bpf_map__set_max_entries(prog_map(p, PIN_STATS), max_rules);
+		err = bpf_map__set_max_entries(prog_map(p, XDPOFF_MAPI_STATS), max_rules);
 	if (!err)
-		err = bpf_map__set_max_entries(prog_map(p, PIN_FLOWS), max_flows);
+		err = bpf_map__set_max_entries(prog_map(p, XDPOFF_MAPI_FLOWS), max_flows);
 	if (!err)
 		return 0;
 	pr_warn("Couldn't size the maps: %s\n", strerror(-err));
@@ -230,7 +227,7 @@ static int init_meta(const struct prog *p)
 	__u32 zero = 0;
 	int err;
 
-	err = bpf_map__update_elem(prog_map(p, PIN_META), &zero, sizeof(zero),
+	err = bpf_map__update_elem(prog_map(p, XDPOFF_MAPI_META), &zero, sizeof(zero),
 				   &meta, sizeof(meta), BPF_ANY);
 	if (err)
 		pr_warn("Couldn't write the meta map: %s\n", strerror(-err));

@@ -12,6 +12,8 @@
 #include <linux/types.h>
 #include <libmnl/libmnl.h>
 
+#include "xdpoff/xdpoff.h"
+
 enum {
 	EXIT_OK		= 0,
 	EXIT_FAIL	= 1,
@@ -67,8 +69,7 @@ void nft_restore_chains(const char *dev);
 /* pins.c */
 
 /* What `attach` pins under XDPOFF_PIN_ROOT/DEV; the maps come first. */
-enum { PIN_RULES, PIN_MASKS, PIN_META, PIN_STATS, PIN_FLOWS, PIN_FILTER,
-       PIN_PROG, NR_PINS };
+enum { PIN_PROG = XDPOFF_NR_MAPS, NR_PINS };
 #define NR_MAPS PIN_PROG
 
 extern const char *const pin_names[NR_PINS];

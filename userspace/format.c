@@ -276,23 +276,10 @@ void format_rewrite(const struct xdpoff_rule_val *val, char *out,
 	}
 }
 
-/*
- * xdpoff_rule_val.order: hook bit (set: nft), priority; nft: chain bind
- * order, rule handle; tc: mask and filter age.
- */
-unsigned int order_prio(__u64 order)
-{
-	return (order >> 47) & 0xffff;
-}
-
+/* The hook of xdpoff_rule_val.order, as show prints it. */
 const char *order_hook(__u64 order)
 {
-	return order >> 63 ? "nft" : "tc";
-}
-
-unsigned int order_handle(__u64 order)
-{
-	return (__u32)order;
+	return xdpoff_order_is_nft(order) ? "nft" : "tc";
 }
 
 const char *ifname_of(__u32 ifindex)
@@ -352,11 +339,11 @@ void format_flow(const struct flow *fl, char *out, size_t size)
 /* "  prio P handle H" of an nft rule, "  tc prio P" of a tc filter. */
 void print_rule_hook(const struct rule *r)
 {
-	if (r->val.order >> 63)
-		printf("  prio %u handle %u", order_prio(r->val.order),
-		       order_handle(r->val.order));
+	if (xdpoff_order_is_nft(r->val.order))
+		printf("  prio %u handle %u", xdpoff_order_prio(r->val.order),
+		       xdpoff_order_handle(r->val.order));
 	else
-		printf("  tc prio %u", order_prio(r->val.order));
+		printf("  tc prio %u", xdpoff_order_prio(r->val.order));
 }
 
 void print_dev_text(const struct dev_info *d)

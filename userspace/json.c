@@ -171,9 +171,9 @@ void print_dev_json(const struct dev_info *d)
 		putchar('{');
 		json_key(&rfirst, "hook", "");
 		json_str(order_hook(r->val.order));
-		json_u64(&rfirst, "prio", order_prio(r->val.order));
-		if (r->val.order >> 63)
-			json_u64(&rfirst, "handle", order_handle(r->val.order));
+		json_u64(&rfirst, "prio", xdpoff_order_prio(r->val.order));
+		if (xdpoff_order_is_nft(r->val.order))
+			json_u64(&rfirst, "handle", xdpoff_order_handle(r->val.order));
 		json_u64(&rfirst, "stage", r->val.stage);
 		json_key(&rfirst, "action", "");
 		json_str(action_name(r->val.action));

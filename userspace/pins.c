@@ -16,13 +16,10 @@
 #include "cli.h"
 #include "show.h"
 
+#define PIN_MAP_NAME(id, name, attr, type_, key_, val_)		\
+	[XDPOFF_MAPI_##id] = XDPOFF_MAP_NAME(name),
 const char *const pin_names[NR_PINS] = {
-	[PIN_RULES]	= XDPOFF_MAP_RULES,
-	[PIN_MASKS]	= XDPOFF_MAP_MASKS,
-	[PIN_META]	= XDPOFF_MAP_META,
-	[PIN_STATS]	= XDPOFF_MAP_STATS,
-	[PIN_FLOWS]	= XDPOFF_MAP_FLOWS,
-	[PIN_FILTER]	= XDPOFF_MAP_FILTER,
+	XDPOFF_MAPS(PIN_MAP_NAME)
 	[PIN_PROG]	= "prog",
 };
 

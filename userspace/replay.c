@@ -24,7 +24,7 @@
  * chains only append), so XDP never holds a later rule without the
  * earlier ones.  Rule handles change; counters keep the values listed
  * just before.  (The tc blocks are replayed by the module itself,
- * xdpoff_dev_replay().)
+ * kernel/xdpoff_replay.c.)
  */
 #include <errno.h>
 #include <signal.h>

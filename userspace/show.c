@@ -367,23 +367,23 @@ static int read_dev(struct dev_info *d, int ncpus)
 		goto out;
 
 	d->prog_id = prog_id(fds[PIN_PROG]);
-	d->max_rules = map_max_entries(fds[PIN_RULES]);
+	d->max_rules = map_max_entries(fds[XDPOFF_MAPI_RULES]);
 	if (!d->ifindex)
 		pr_warn("%s: device is gone\n", d->name);
 	else
 		d->attached_id = xdp_attached(d->ifindex, d->prog_id, &d->xdp);
 
-	if (!maps_current(fds[PIN_RULES], fds[PIN_FLOWS])) {
+	if (!maps_current(fds[XDPOFF_MAPI_RULES], fds[XDPOFF_MAPI_FLOWS])) {
 		pr_warn("%s: maps not of this xdpoff (attached by an older one?): detach and attach it again\n",
 			d->name);
 		err = -EINVAL;
 		goto out;
 	}
-	err = read_masks(d, fds[PIN_MASKS], fds[PIN_META]);
+	err = read_masks(d, fds[XDPOFF_MAPI_MASKS], fds[XDPOFF_MAPI_META]);
 	if (!err)
-		err = read_rules(d, fds[PIN_RULES], fds[PIN_STATS], ncpus);
+		err = read_rules(d, fds[XDPOFF_MAPI_RULES], fds[XDPOFF_MAPI_STATS], ncpus);
 	if (!err)
-		err = read_flows(d, fds[PIN_FLOWS]);
+		err = read_flows(d, fds[XDPOFF_MAPI_FLOWS]);
 	if (err)
 		pr_warn("Couldn't read the maps of %s: %s\n", d->name,
 			strerror(-err));

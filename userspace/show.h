@@ -103,9 +103,7 @@ int addr_bytes(int family);
 int rule_family(const struct xdpoff_fields *v);
 void format_rewrite(const struct xdpoff_rule_val *val, char *out,
 		    size_t size);
-unsigned int order_prio(__u64 order);
 const char *order_hook(__u64 order);
-unsigned int order_handle(__u64 order);
 const char *ifname_of(__u32 ifindex);
 const char *l4_name(__u8 proto);
 void format_flow(const struct flow *fl, char *out, size_t size);

@@ -208,9 +208,9 @@ static void print_json(const struct devs *now, const struct devs *before,
 			format_match(r, match, sizeof(match));
 			printf("%s{\"hook\":\"%s\",\"prio\":%u",
 			       r == d->rules ? "" : ",",
-			       order_hook(r->val.order), order_prio(r->val.order));
-			if (r->val.order >> 63)
-				printf(",\"handle\":%u", order_handle(r->val.order));
+			       order_hook(r->val.order), xdpoff_order_prio(r->val.order));
+			if (xdpoff_order_is_nft(r->val.order))
+				printf(",\"handle\":%u", xdpoff_order_handle(r->val.order));
 			printf(",\"action\":\"%s\",\"match\":",
 			       action_name(r->val.action));
 			json_str(match);

@@ -25,15 +25,10 @@
 #ifndef __XDPOFF_XDPOFF_H
 #define __XDPOFF_XDPOFF_H
 
-/* Map names, as they appear in bpftool and under the pin directory. */
-#define XDPOFF_MAP_RULES	"xdpoff_rules"
-#define XDPOFF_MAP_MASKS	"xdpoff_masks"
-#define XDPOFF_MAP_META		"xdpoff_meta"
-#define XDPOFF_MAP_STATS	"xdpoff_stats"
-#define XDPOFF_MAP_FLOWS	"xdpoff_flows"
-#define XDPOFF_MAP_FILTER	"xdpoff_filter"
-
-/* Where `xdpoff attach DEV` pins the maps: XDPOFF_PIN_ROOT/DEV/<map name> */
+/*
+ * Where `xdpoff attach DEV` pins the maps: XDPOFF_PIN_ROOT/DEV/<map name>
+ * (XDPOFF_MAPS, at the end).
+ */
 #define XDPOFF_PIN_ROOT		"/sys/fs/bpf/xdpoff"
 
 /*
@@ -261,12 +256,57 @@ enum xdpoff_action {
 #define XDPOFF_RW_ETH		(1U << 3)	/* addresses: (a & keep) ^ val */
 
 /*
+ * xdpoff_rule_val.order: a rule's place among the rules of a device, in
+ * the order software evaluates them (lower first).  The orders of two
+ * stages never interleave.
+ *
+ *   bit  63      the hook: 0 tc, 1 nft (nft's ingress hook runs after tc's)
+ *   bits 47-62   the priority: the tc filter's, the nft chain's (1..65535)
+ *   nft: bits 32-46  0x7fff - the chain's bind number: at one priority,
+ *                    the chain bound last runs first
+ *        bits  0-31  the rule's handle: its position (offloaded chains
+ *                    only append)
+ *   tc:  bits 24-46  the age of the filter's flower mask: flower tries
+ *                    its masks oldest first
+ *        bits  0-23  the filter's age among those of its mask
+ *
+ * The helpers below are the only code that knows the bits; bpftool shows
+ * them through the BTF union xdpoff_order_btf (bpf/xdpoff_btf.h).
+ */
+#define XDPOFF_ORDER_NFT	(1ULL << 63)
+
+static inline __u64 xdpoff_order_tc(__u32 prio, __u32 mask_age,
+				    __u32 filter_age)
+{
+	return (__u64)(prio & 0xffff) << 47 |
+	       (__u64)(mask_age & 0x7fffff) << 24 | (filter_age & 0xffffff);
+}
+
+static inline __u64 xdpoff_order_nft(__u32 prio, __u32 bind, __u32 handle)
+{
+	return XDPOFF_ORDER_NFT | (__u64)(prio & 0xffff) << 47 |
+	       (__u64)(0x7fff - (bind & 0x7fff)) << 32 | handle;
+}
+
+static inline int xdpoff_order_is_nft(__u64 order)
+{
+	return !!(order & XDPOFF_ORDER_NFT);
+}
+
+static inline __u32 xdpoff_order_prio(__u64 order)
+{
+	return (order >> 47) & 0xffff;
+}
+
+/* nft: the rule's handle. */
+static inline __u32 xdpoff_order_handle(__u64 order)
+{
+	return (__u32)order;
+}
+
+/*
  * Value of the rules map.  stats_slot is the rule's element of the stats
- * array, which the module allocates.  order sorts every rule of a device in the
- * order software evaluates them: hook (bit 63: tc before nft), then for
- * nft chain priority, chain bind order, rule position, for tc filter
- * priority, mask age, filter age.  The orders of two stages never
- * interleave.
+ * array, which the module allocates; order its place (above).
  */
 struct xdpoff_rule_val {
 	__u64	order;		/* lower runs first */
@@ -580,5 +620,54 @@ enum xdpoff_attr {
 	__XDPOFF_ATTR_MAX,
 };
 #define XDPOFF_ATTR_MAX (__XDPOFF_ATTR_MAX - 1)
+
+/*
+ * The XDP program's maps, the one list of them:
+ *
+ *   X(ID, name, fd attribute, map type, key type, value type)
+ *
+ * ID: XDPOFF_MAPI_ID, the map's index in the module's and the CLI's
+ * arrays, in this order.  name: the map's C identifier in
+ * bpf/xdpoff.bpf.c, its name in bpftool and its pin under
+ * XDPOFF_PIN_ROOT/DEV (XDPOFF_MAP_NAME()).  fd attribute: what carries its
+ * fd in XDPOFF_CMD_ATTACH.  Type, key and value: what the module checks
+ * the handed maps against, and the XDP program its definitions
+ * (XDPOFF_MAP_CHECK()).
+ */
+#define XDPOFF_MAPS(X)							\
+	X(RULES,  xdpoff_rules,  XDPOFF_ATTR_RULES_FD,			\
+	  BPF_MAP_TYPE_HASH, struct xdpoff_rule_key, struct xdpoff_rule_val) \
+	X(MASKS,  xdpoff_masks,  XDPOFF_ATTR_MASKS_FD,			\
+	  BPF_MAP_TYPE_ARRAY, __u32, struct xdpoff_mask)		\
+	X(META,   xdpoff_meta,   XDPOFF_ATTR_META_FD,			\
+	  BPF_MAP_TYPE_ARRAY, __u32, struct xdpoff_meta)		\
+	X(STATS,  xdpoff_stats,  XDPOFF_ATTR_STATS_FD,			\
+	  BPF_MAP_TYPE_PERCPU_ARRAY, __u32, struct xdpoff_stats)	\
+	X(FLOWS,  xdpoff_flows,  XDPOFF_ATTR_FLOWS_FD,			\
+	  BPF_MAP_TYPE_HASH, struct xdpoff_flow_key, struct xdpoff_flow_val) \
+	X(FILTER, xdpoff_filter, XDPOFF_ATTR_FILTER_FD,			\
+	  BPF_MAP_TYPE_ARRAY, __u32, __u64)
+
+#define XDPOFF_MAP_INDEX(id, name, attr, type_, key_, val_) XDPOFF_MAPI_##id,
+enum xdpoff_map_index {
+	XDPOFF_MAPS(XDPOFF_MAP_INDEX)
+	XDPOFF_NR_MAPS,
+};
+#undef XDPOFF_MAP_INDEX
+
+/* The map's name, a string: "xdpoff_rules" ... */
+#define XDPOFF_MAP_NAME(name)	#name
+
+/*
+ * In the XDP program, after the maps' definitions: XDPOFF_MAPS(XDPOFF_MAP_CHECK)
+ * fails the build where a definition's type, key or value size is not the
+ * list's.  (libbpf's __uint(type, N) is a pointer to int[N], __type(key, T)
+ * a pointer to T.)
+ */
+#define XDPOFF_MAP_CHECK(id, name, attr, type_, key_, val_)		\
+	_Static_assert(sizeof(*name.type) / sizeof(int) == (type_) &&	\
+		       sizeof(*name.key) == sizeof(key_) &&		\
+		       sizeof(*name.value) == sizeof(val_),		\
+		       #name " is not defined as XDPOFF_MAPS says");
 
 #endif /* __XDPOFF_XDPOFF_H */

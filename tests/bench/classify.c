@@ -177,8 +177,8 @@ static int fill(struct xdpoff_bpf *skel, unsigned int rules,
 		unsigned int slot = j == rules - 1 ? masks - 1 : j % masks;
 		struct xdpoff_rule_key key = {};
 		struct xdpoff_rule_val val = {
-			/* as xdpoff_rule_order(): nft, prio 10, handle j+1 */
-			.order = 1ULL << 63 | 10ULL << 47 | (j + 1),
+			/* nft, prio 10, bind order 0x7fff (the term 0), handle j+1 */
+			.order = xdpoff_order_nft(10, 0x7fff, j + 1),
 			.stats_slot = j,
 			.action = XDPOFF_ACT_DROP,
 			.mask_id = slot + 1,
@@ -381,7 +381,7 @@ static int fill_flows(struct xdpoff_bpf *skel, unsigned int n)
 	int meta_fd = bpf_map__fd(skel->maps.xdpoff_meta);
 	int flows_fd = bpf_map__fd(skel->maps.xdpoff_flows);
 	struct xdpoff_meta meta = { .software_from = XDPOFF_ORDER_NONE,
-				     .ft_order = 1ULL << 63,
+				     .ft_order = XDPOFF_ORDER_NFT,
 				     .seed = bench_seed,
 				     .nr_stages = 1 };
 	struct xdpoff_flow_key key;

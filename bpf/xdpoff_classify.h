@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * xdpoff XDP program, part 2 of 3: the classifier, a tuple-space search.
+ * Per active mask: the hash of the frame's fields under it, the mask's
+ * filter bit, the rules map's entry of the hash, whose mask id and fields
+ * must be the frame's; per stage the earliest such rule is the best.
+ * Included once, by xdpoff.bpf.c, after the maps.
+ */
+#ifndef __XDPOFF_CLASSIFY_H
+#define __XDPOFF_CLASSIFY_H
+
+_Static_assert(XDPOFF_FIELD_WORDS == 9, "lookup_rule() walks 9 words");
+
+/*
+ * Word n of the hash, and of the compare: cases of a switch on the mask's
+ * last word + 1 that fall through down to word 0, so a mask of the first
+ * words (an nft rule on IPv4 addresses and ports) does not test the others.
+ * The hash skips the words the mask does not use (a zero word of the mask:
+ * xdpoff_mask_words() sets the bits of the others, which the module's
+ * hash tests); the compare need not test for them: a rule's fields are
+ * zero outside its mask (the module installs no rule whose key has bits
+ * there), and so is the masked frame.
+ */
+#define HASH_WORD(n)							\
+	case (n) + 1:							\
+		mw = msk[n];						\
+		if (mw)							\
+			h = xdpoff_hash_word(h, src[n] & mw);		\
+		/* fallthrough */
+#define SAME_WORD(n)							\
+	case (n) + 1:							\
+		if ((src[n] & msk[n]) != v[n])				\
+			return 0;					\
+		/* fallthrough */
+
+/*
+ * Whether the rule @val is of mask @m and its fields are those of frame
+ * @f masked with @m.  The words are read as volatile: the compiler would
+ * keep them all in registers across the map lookup (and the mask loop),
+ * and spill them past the stack's 512 bytes.  So is the mask's last word,
+ * read again here: kept from the hash's switch, the verifier would walk
+ * everything in between once for each of its values, past its
+ * 1,000,000-instruction limit.
+ */
+static __always_inline int same_rule(const struct xdpoff_rule_val *val,
+				     const struct xdpoff_fields *f,
+				     const struct xdpoff_mask *m)
+{
+	const volatile __u64 *src = (const volatile __u64 *)f;
+	const volatile __u64 *msk = (const volatile __u64 *)&m->mask;
+	const volatile __u32 *words = &m->words;
+	const __u64 *v = (const __u64 *)&val->fields;
+
+	if (val->mask_id != m->id)
+		return 0;
+	switch (XDPOFF_WORDS_LAST(*words)) {
+	SAME_WORD(8) SAME_WORD(7) SAME_WORD(6) SAME_WORD(5) SAME_WORD(4)
+	SAME_WORD(3) SAME_WORD(2) SAME_WORD(1) SAME_WORD(0)
+	}
+	return 1;
+}
+
+/* The rules of a hash beyond dup 0: lookup_dup()'s bpf_loop() state. */
+struct dup_walk {
+	const struct xdpoff_fields	*f;
+	const struct xdpoff_mask	*m;
+	struct xdpoff_rule_key		key;
+	__u32				found;
+};
+
+static long dup_step(__u32 i, void *ctx)
+{
+	struct dup_walk *w = ctx;
+	struct xdpoff_rule_val *val;
+
+	w->key.dup = i + 1;
+	val = bpf_map_lookup_elem(&xdpoff_rules, &w->key);
+	if (!val || !same_rule(val, w->f, w->m))
+		return 0;
+	w->found = i + 1;
+	return 1;
+}
+
+/*
+ * The dup, from 1 up, of the rule of mask @m with key hash @hash that
+ * matches @f, or 0.  Rules whose hashes are alike are rare (32 bits
+ * each), so this is a function of its own, verified once (global), and
+ * its loop a bpf_loop(): a hash's dups are as many as rules share it.
+ */
+__noinline int lookup_dup(const struct xdpoff_fields *f,
+			  const struct xdpoff_mask *m, __u32 hash)
+{
+	struct dup_walk w = { .f = f, .m = m, .key = { .hash = hash } };
+
+	if (!f || !m || m->dups < 2)
+		return 0;
+	bpf_loop(m->dups - 1, dup_step, &w, 0);
+	return w.found;
+}
+
+/*
+ * The rule of mask @m (in @slot) that matches @f, if any: the hash of only
+ * the words @m uses, its bit in the slot's filter, then the rules map's
+ * entry of the hash (dup 0: another hash's rules share it only if their
+ * hashes are alike), whose mask and fields must be @m's and the frame's.
+ * @key is the caller's scratch space for the lookups.  The hash starts
+ * from the mask's hash_start, which the module computes from the
+ * device's seed and the mask id.
+ */
+static __always_inline struct xdpoff_rule_val *
+lookup_rule(const struct xdpoff_fields *f, const struct xdpoff_mask *m,
+	    __u32 slot, struct xdpoff_rule_key *key)
+{
+	const volatile __u64 *src = (const volatile __u64 *)f;
+	const volatile __u64 *msk = (const volatile __u64 *)&m->mask;
+	const volatile __u32 *words = &m->words;
+	struct xdpoff_rule_val *val;
+	__u64 h, mw, *bits;
+	__u32 idx;
+
+	h = m->hash_start;
+	switch (XDPOFF_WORDS_LAST(*words)) {
+	HASH_WORD(8) HASH_WORD(7) HASH_WORD(6) HASH_WORD(5) HASH_WORD(4)
+	HASH_WORD(3) HASH_WORD(2) HASH_WORD(1) HASH_WORD(0)
+	}
+	idx = xdpoff_filter_index(slot, h);
+	bits = bpf_map_lookup_elem(&xdpoff_filter, &idx);
+	if (!bits || !(*bits & xdpoff_filter_bit(h)))
+		return NULL;
+	/* hash and dup 0, one store */
+	*(__u64 *)key = (__u32)h;
+	val = bpf_map_lookup_elem(&xdpoff_rules, key);
+	if (val && same_rule(val, f, m))
+		return val;
+	if (m->dups < 2)
+		return NULL;
+	key->dup = lookup_dup(f, m, (__u32)h);
+	if (!key->dup)
+		return NULL;
+	val = bpf_map_lookup_elem(&xdpoff_rules, key);
+	if (val && same_rule(val, f, m))
+		return val;
+	return NULL;
+}
+
+/*
+ * Per stage: the best rule, as scalars (the verifier does not keep
+ * pointers at variable stack offsets), and the earliest order a mask this
+ * frame could not be looked up in may hold (undetermined stage).
+ */
+struct stage_best {
+	__u64	order[XDPOFF_MAX_STAGES];
+	__u64	unknown[XDPOFF_MAX_STAGES];
+	__u32	slot[XDPOFF_MAX_STAGES];
+	__u32	ifindex[XDPOFF_MAX_STAGES];
+	/*
+	 * action | rewrite << 8 | mask slot << 16, one word: the stack is
+	 * the XDP program's scarcest resource.
+	 */
+	__u32	info[XDPOFF_MAX_STAGES];
+};
+#define INFO(action, rewrite, mask)	((action) | (rewrite) << 8 | (mask) << 16)
+#define INFO_ACTION(info)		((info) & 0xff)
+#define INFO_REWRITE(info)		(((info) >> 8) & 0xff)
+#define INFO_MASK(info)			((info) >> 16)
+_Static_assert(__XDPOFF_ACT_MAX <= 256 && XDPOFF_MAX_MASKS <= 256 &&
+	       XDPOFF_RW_ETH < 256, "stage_best's info is too narrow");
+
+#define NO_MATCH	(~0ULL)
+
+/* A port range slot: the frame's port must lie within it. */
+static __always_inline int out_of_range(const struct xdpoff_mask *m,
+					const struct xdpoff_fields *f)
+{
+	__u16 p;
+
+	if (m->ranges & XDPOFF_RANGE_SPORT) {
+		p = bpf_ntohs(f->sport);
+		if (p < m->sport_min || p > m->sport_max)
+			return 1;
+	}
+	if (m->ranges & XDPOFF_RANGE_DPORT) {
+		p = bpf_ntohs(f->dport);
+		if (p < m->dport_min || p > m->dport_max)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The tuple-space search over the mask slots [0, @nr): per stage, the
+ * earliest rule that matches @f in @best (whose orders and unknowns come
+ * set to NO_MATCH), and the earliest order a mask @f cannot be looked up
+ * in may hold (the mask needs one of the XDPOFF_U_* bits of @unknown).
+ * @key is the lookups' scratch space.
+ */
+static __always_inline void classify(__u64 nr, const struct xdpoff_fields *f,
+				     long unknown, struct stage_best *best,
+				     struct xdpoff_rule_key *key)
+{
+	__u64 mi;	/* 64-bit: no zero extension at every turn */
+
+	for (mi = 0; mi < XDPOFF_MAX_MASKS && mi < nr; mi++) {
+		struct xdpoff_rule_val *val;
+		struct xdpoff_mask *m;
+		__u32 slot = mi;	/* on the stack for the helper; mi stays a register */
+		__u32 st;
+
+		m = bpf_map_lookup_elem(&xdpoff_masks, &slot);
+		if (!m || !m->active)
+			continue;
+		st = m->stage & (XDPOFF_MAX_STAGES - 1);
+		/* No rule of the mask can beat its stage's best so far. */
+		if (m->min_order >= best->order[st])
+			continue;
+		if (m->needs & unknown) {
+			if (m->min_order < best->unknown[st])
+				best->unknown[st] = m->min_order;
+			continue;
+		}
+		if (m->ranges && out_of_range(m, f))
+			continue;
+		val = lookup_rule(f, m, mi, key);
+		if (!val)
+			continue;
+		st = val->stage & (XDPOFF_MAX_STAGES - 1);
+		if (val->order < best->order[st]) {
+			best->order[st] = val->order;
+			best->slot[st] = val->stats_slot;
+			best->info[st] = INFO(val->action & 0xff,
+					      val->rewrite & 0xff, mi);
+			best->ifindex[st] = val->ifindex;
+		}
+	}
+}
+
+#endif /* __XDPOFF_CLASSIFY_H */
