@@ -42,17 +42,12 @@ import sys
 import threading
 import time
 
-
-def csum(data):
-    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return ~s & 0xFFFF
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from xdpt.net import csum, mac  # noqa: E402 (after the path)
 
 
 def frame(dmac, smac, src, dst, sport, dport, size=60):
-    def mac(m):
-        return bytes(int(x, 16) for x in m.split(":"))
     plen = size - 14 - 20 - 8
     udp = struct.pack("!HHHH", sport, dport, 8 + plen, 0)
     ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + 8 + plen, 0, 0, 64, 17,

@@ -28,7 +28,10 @@ import subprocess
 import sys
 import tempfile
 
-SYS_bpf = 321                   # x86_64
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+import xdpt.bpf  # noqa: E402 (after the path)
+
 BPF_PROG_GET_FD_BY_ID = 13
 BPF_OBJ_GET_INFO_BY_FD = 15
 # struct bpf_prog_info (include/uapi/linux/bpf.h), the members used
@@ -40,13 +43,8 @@ OFF_VERIFIED_INSNS = 216
 
 
 def bpf(cmd, attr):
-    libc = ctypes.CDLL(None, use_errno=True)
-    buf = ctypes.create_string_buffer(attr, len(attr))
-    ret = libc.syscall(SYS_bpf, cmd, buf, len(attr))
-    if ret < 0:
-        err = ctypes.get_errno()
-        raise OSError(err, os.strerror(err))
-    return ret
+    """bpf() with @attr's bytes."""
+    return xdpt.bpf.bpf(cmd, ctypes.create_string_buffer(attr, len(attr)))
 
 
 def prog_info(fd, info):

@@ -371,10 +371,7 @@ dups_count() {
 }
 # mask_dups: xdpoff_mask.dups of the used mask slots (one here).
 mask_dups() {
-	python3 "$BPFMAP" dump "$PIN/$RX/xdpoff_masks" | python3 -c '
-import struct, sys
-for line in sys.stdin:
-    print(struct.unpack_from("<I", bytes.fromhex(line.split()[1]), 120)[0])'
+	python3 "$BPFMAP" member "$PIN/$RX/xdpoff_masks" dups
 }
 # pair_drops N: N frames to each pair's second rule, all dropped in XDP.
 pair_drops() {

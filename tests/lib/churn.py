@@ -25,6 +25,7 @@ Prints one line: transactions adds refused dels bad.  Diagnostics of the
 first few mismatches go to stderr, as KTAP comments.
 """
 import argparse
+import ipaddress
 import json
 import random
 import subprocess
@@ -32,6 +33,8 @@ import sys
 import time
 
 import nftables
+
+from xdpt import net
 
 POOL = (["udp dport %d counter drop" % p for p in range(1, 9)] +
         ["ip saddr 10.0.%d.0/24 counter accept" % i for i in range(4)] +
@@ -45,11 +48,10 @@ VERDICT = {"drop": "drop", "accept": "pass"}
 
 
 def prefix_mask(family, plen):
-    bits = 32 if family == "ip" else 128
-    m = ((1 << plen) - 1) << (bits - plen)
-    if family == "ip":
-        return ".".join(str(m >> s & 0xff) for s in (24, 16, 8, 0))
-    raise ValueError("IPv6 prefixes are not in the pool")
+    """An IPv4 prefix's mask as nft prints an address."""
+    if family != "ip":
+        raise ValueError("IPv6 prefixes are not in the pool")
+    return str(ipaddress.IPv4Address(net.prefix_mask(plen, 4)))
 
 
 def expected_match(exprs):

@@ -25,17 +25,11 @@ import struct
 import subprocess
 import sys
 
-import bpfmap
+from xdpt.bpf import elements, u32
+from xdpt.btf import Layout
 
 MUL = 0x9e3779b97f4a7c15
 U64 = (1 << 64) - 1
-FIELDS = 64             # offsetof(struct xdpoff_rule_val, fields)
-FIELDS_LEN = 72         # sizeof(struct xdpoff_fields)
-MASK_ID = FIELDS - 4    # offsetof(struct xdpoff_rule_val, mask_id)
-WORDS = FIELDS_LEN + 20         # offsetof(struct xdpoff_mask, words)
-HASH_START = FIELDS_LEN + 40    # offsetof(struct xdpoff_mask, hash_start)
-DUPS = FIELDS_LEN + 48          # offsetof(struct xdpoff_mask, dups)
-SEED = 24               # offsetof(struct xdpoff_meta, seed)
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 KEYCOLLIDE = os.path.join(ROOT, "build", "tests", "keycollide")
 
@@ -51,36 +45,49 @@ def hash_start(seed, mask_id):
 
 def key_hash(seed, mask_id, words, fields):
     h = hash_start(seed, mask_id)
-    for i in reversed(range(FIELDS_LEN // 8)):
+    for i in reversed(range(len(fields) // 8)):
         if words & (1 << i):
             h = hash_word(h, struct.unpack_from("<Q", fields, 8 * i)[0])
     return h
 
 
 class Maps:
+    """The maps of PINDIR, read raw; their members found through BTF."""
+
     def __init__(self, pindir):
-        meta = dict(bpfmap.elements(os.path.join(pindir, "xdpoff_meta")))
-        self.seed, = struct.unpack_from("<Q", meta[struct.pack("=I", 0)], SEED)
+        paths = {m: os.path.join(pindir, "xdpoff_" + m)
+                 for m in ("meta", "masks", "rules")}
+        meta_l = Layout(paths["meta"], "value")
+        self.mask_l = Layout(paths["masks"], "value")
+        self.rule_l = Layout(paths["rules"], "value")
+        key_l = Layout(paths["rules"], "key")
+        meta = dict(elements(paths["meta"]))
+        self.seed = meta_l.int(meta[struct.pack("=I", 0)], "seed")
         self.words = {}         # mask id: words (of an active slot first)
         self.masks = {}         # mask id: its active slot's value
         self.starts = {}        # active slot: (mask id, its hash_start)
-        for k, m in bpfmap.elements(os.path.join(pindir, "xdpoff_masks")):
-            slot = bpfmap.u32(k)
-            mask_id, active = struct.unpack_from("<II", m, FIELDS_LEN)
+        ml = self.mask_l
+        for k, m in elements(paths["masks"]):
+            mask_id, active = ml.int(m, "id"), ml.int(m, "active")
             if active or mask_id not in self.words:
-                self.words[mask_id], = struct.unpack_from("<I", m, WORDS)
+                self.words[mask_id] = ml.int(m, "words")
             if active:
                 self.masks[mask_id] = m
-                self.starts[slot] = (mask_id,
-                                     struct.unpack_from("<Q", m, HASH_START)[0])
+                self.starts[u32(k)] = (mask_id, ml.int(m, "hash_start"))
         # [((hash, dup), value)], in key order
-        self.rules = [(struct.unpack("<II", k), v) for k, v in
-                      bpfmap.elements(os.path.join(pindir, "xdpoff_rules"))]
+        self.rules = [((key_l.int(k, "hash"), key_l.int(k, "dup")), v)
+                      for k, v in elements(paths["rules"])]
+
+    def mask_id(self, val):
+        return self.rule_l.int(val, "mask_id")
+
+    def fields(self, val):
+        return self.rule_l.raw(val, "fields")
 
     def rule_hash(self, val):
-        mask_id, = struct.unpack_from("<I", val, MASK_ID)
+        mask_id = self.mask_id(val)
         return key_hash(self.seed, mask_id, self.words.get(mask_id, 0),
-                        val[FIELDS:FIELDS + FIELDS_LEN])
+                        self.fields(val))
 
 
 def check(m):
@@ -88,8 +95,7 @@ def check(m):
     keys = set()
     rules = {}
     for (h, dup), val in m.rules:
-        mask_id, = struct.unpack_from("<I", val, MASK_ID)
-        fields = val[FIELDS:FIELDS + FIELDS_LEN]
+        mask_id, fields = m.mask_id(val), m.fields(val)
         name = "entry %08x dup %d (mask id %d)" % (h, dup, mask_id)
         want = m.rule_hash(val) & 0xffffffff
         if h != want:
@@ -105,7 +111,7 @@ def check(m):
         if mask is None:
             diffs.append("%s: no active mask of that id" % name)
             continue
-        dups, = struct.unpack_from("<I", mask, DUPS)
+        dups = m.mask_l.int(mask, "dups")
         if dup >= dups:
             diffs.append("%s: dup not below its mask's dups, %d" % (name, dups))
     for slot, (mask_id, start) in sorted(m.starts.items()):
@@ -119,12 +125,12 @@ def collide(m, n):
     if not m.rules:
         sys.exit("keyindex.py: no rule in the rules map")
     val = m.rules[0][1]
-    mask_id, = struct.unpack_from("<I", val, MASK_ID)
+    mask_id = m.mask_id(val)
     if mask_id not in m.masks:
         sys.exit("keyindex.py: the first rule's mask %d is not active" % mask_id)
     r = subprocess.run([KEYCOLLIDE, str(m.seed), str(mask_id),
-                        m.masks[mask_id][:FIELDS_LEN].hex(),
-                        val[FIELDS:FIELDS + FIELDS_LEN].hex(), str(n)],
+                        m.mask_l.raw(m.masks[mask_id], "mask").hex(),
+                        m.fields(val).hex(), str(n)],
                        stdout=subprocess.PIPE, check=False)
     sys.stdout.write(r.stdout.decode())
     if r.returncode:

@@ -30,21 +30,10 @@ import socket
 import struct
 import time
 
+from xdpt.net import csum, mac
+
 PROTOS = {"tcp": 6, "udp": 17, "icmp": 1, "icmpv6": 58}
 TCP_FLAGS = {"syn": 0x002, "ack": 0x010}
-
-
-def csum(data):
-    if len(data) % 2:
-        data += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return ~s & 0xFFFF
-
-
-def mac(s):
-    return bytes(int(x, 16) for x in s.split(":"))
 
 
 def make_payload(args):
