@@ -255,6 +255,22 @@ def apply_rule(rng, f, r, first=None):
     return f
 
 
+def truncate(rng, f, what, l3_cut_max):
+    """trunc-ip (the frame cut 1 to @l3_cut_max bytes into the network
+    header) and trunc-l4 (a TCP or UDP header cut short) of either family;
+    False for another @what."""
+    if what == "trunc-ip":
+        f.cut = 14 + len(f.tags) * 4 + rng.randint(1, l3_cut_max)
+        f.kinds.add("trunc-ip")
+    elif what == "trunc-l4" and f.proto in (TCP, UDP):
+        f.l4cut = rng.randint(4, (20 if f.proto == TCP else 8) - 1)
+        f.payload = b""
+        f.kinds.add("trunc-l4")
+    else:
+        return False
+    return True
+
+
 def mutate(rng, f):
     """Now and then, something the XDP parser or the stack treats apart."""
     if rng.random() > 0.33:
@@ -294,13 +310,8 @@ def mutate(rng, f):
             else:
                 f.len_delta = -len(f.l4_bytes()) - rng.randint(1, 19)
             f.kinds.add("bad4")
-        elif what == "trunc-ip":
-            f.cut = 14 + len(f.tags) * 4 + rng.randint(1, 19)
-            f.kinds.add("trunc-ip")
-        elif what == "trunc-l4" and f.proto in (TCP, UDP):
-            f.l4cut = rng.randint(4, (20 if f.proto == TCP else 8) - 1)
-            f.payload = b""
-            f.kinds.add("trunc-l4")
+        elif truncate(rng, f, what, 19):
+            pass
         elif what == "pad":
             f.pad = rng.randint(1, 30)
             if rng.random() < 0.3 and f.proto in (TCP, UDP):
@@ -319,13 +330,8 @@ def mutate(rng, f):
             else:
                 f.len_delta = rng.randint(1, 100)
             f.kinds.add("bad6")
-        elif what == "trunc-ip":
-            f.cut = 14 + len(f.tags) * 4 + rng.randint(1, 39)
-            f.kinds.add("trunc-ip")
-        elif what == "trunc-l4" and f.proto in (TCP, UDP):
-            f.l4cut = rng.randint(4, (20 if f.proto == TCP else 8) - 1)
-            f.payload = b""
-            f.kinds.add("trunc-l4")
+        elif truncate(rng, f, what, 39):
+            pass
         elif what == "pad":
             f.pad = rng.randint(1, 30)
             f.kinds.add("pad")
