@@ -90,6 +90,8 @@ if nft list chain netdev t hw >/dev/null 2>&1; then
 	check "... and is deleted" nft delete table netdev t
 fi
 
+WAIT_TIMEOUT=60 check "... QEMU deleted the device (the guest ejected it)" \
+	wait_for qemu_lacks_device $NIC
 check "device_add plugs it back" vm_monitor device_add \
 	"virtio-net-pci,id=$NIC,netdev=n3,romfile=,mac=$MAC"
 WAIT_TIMEOUT=60 check "... the guest sees it" wait_for nic_by_mac $MAC

@@ -52,6 +52,12 @@ sleep 2
 r2=$(xdp_redirects eth1)
 check "... its frames forwarded in XDP ($((r2 - r1)) in 2 s)" test $((r2 - r1)) -ge 10
 
+# (What the wait for QEMU's deletion below reads must show the device now.)
+if qemu_lacks_device $NIC; then
+	not_ok "QEMU's qom-list shows $NIC before its device_del"
+else
+	ok "QEMU's qom-list shows $NIC before its device_del"
+fi
 check "device_del $NIC (eth2) through the QEMU monitor, frames arriving" \
 	vm_monitor device_del $NIC
 WAIT_TIMEOUT=60 check "... the guest lets the NIC go" wait_for sh -c "! ip link show eth2"
@@ -69,6 +75,8 @@ check "... the flowtable lives on, with eth1 only ($devs)" \
 	sh -c "echo '$devs' | grep -q eth1 && ! echo '$devs' | grep -q eth2"
 check "... xdpoff detach eth2 removes what is left" "$XDPOFF" detach eth2
 
+WAIT_TIMEOUT=60 check "... QEMU deleted the device (the guest ejected it)" \
+	wait_for qemu_lacks_device $NIC
 check "device_add plugs it back" vm_monitor device_add \
 	"virtio-net-pci,id=$NIC,netdev=n2,romfile=,mac=$MAC"
 WAIT_TIMEOUT=60 check "... the guest sees it" wait_for nic_by_mac $MAC

@@ -110,6 +110,17 @@ vm_monitor() {
 	return 1
 }
 
+# qemu_lacks_device ID: QEMU has no device ID (any more).  device_del only
+# asks the guest to let the device go: QEMU deletes it once the guest
+# ejected it, which a slow (debug) kernel does well after its netdev went,
+# and a device_add of the same ID before that is refused ("Duplicate
+# device ID").
+qemu_lacks_device() {
+	local out
+	out=$(vm_monitor qom-list /machine/peripheral) || return 1
+	! grep -q "^$1 (" <<<"$out"
+}
+
 # nic_by_mac MAC: the NIC with MAC, whatever the kernel named it (a NIC
 # plugged back in).
 nic_by_mac() {
