@@ -31,7 +31,7 @@
 /* Attribute carrying each map's fd in XDPOFF_CMD_ATTACH. */
 #define PIN_FD_ATTR(id, name, attr, type_, key_, val_)	\
 	[XDPOFF_MAPI_##id] = attr,
-static const int pin_attrs[NR_MAPS] = {
+static const int pin_attrs[XDPOFF_NR_MAPS] = {
 	XDPOFF_MAPS(PIN_FD_ATTR)
 };
 
@@ -190,10 +190,10 @@ static int open_prog(struct prog *p, bool no_adjust, __u32 max_rules,
 		return err;
 	}
 	p->xdp = bpf_object__find_program_by_name(p->obj, "xdpoff_xdp");
-	for (i = 0; i < NR_MAPS && p->xdp; i++)
+	for (i = 0; i < XDPOFF_NR_MAPS && p->xdp; i++)
 		if (!prog_map(p, i))
 			break;
-	if (!p->xdp || i < NR_MAPS) {
+	if (!p->xdp || i < XDPOFF_NR_MAPS) {
 		pr_warn("XDP object without its program or map %s\n",
 			p->xdp ? pin_names[i] : "");
 		err = -ENOENT;
@@ -450,7 +450,7 @@ static int module_attach(struct xnl *nl, int ifindex, const char *dev,
 	if (p->no_adjust)
 		mnl_attr_put_u32(nlh, XDPOFF_ATTR_PROG_FLAGS,
 				 XDPOFF_PROG_NO_ADJUST);
-	for (i = 0; i < NR_MAPS; i++) {
+	for (i = 0; i < XDPOFF_NR_MAPS; i++) {
 		map = prog_map(p, i);
 		mnl_attr_put_u32(nlh, pin_attrs[i], bpf_map__fd(map));
 	}

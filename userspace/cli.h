@@ -70,7 +70,6 @@ void nft_restore_chains(const char *dev);
 
 /* What `attach` pins under XDPOFF_PIN_ROOT/DEV; the maps come first. */
 enum { PIN_PROG = XDPOFF_NR_MAPS, NR_PINS };
-#define NR_MAPS PIN_PROG
 
 extern const char *const pin_names[NR_PINS];
 

@@ -6,6 +6,7 @@ as bpftool dumps the BTF the XDP program gave the map (bpf/xdpoff_btf.h),
 so a test reads a raw entry (xdpt.bpf) by member name, not at offsets
 that a change of xdpoff/xdpoff.h would leave behind.
 """
+import functools
 import json
 import struct
 import subprocess
@@ -14,6 +15,7 @@ import subprocess
 _REFS = ("TYPEDEF", "VOLATILE", "CONST", "RESTRICT", "TYPE_TAG")
 
 
+@functools.lru_cache(maxsize=None)    # a map's whole BTF, once a process
 def _dump(*src):
     out = subprocess.run(["bpftool", "-j", "btf", "dump"] + list(src),
                          stdout=subprocess.PIPE, check=True).stdout
