@@ -17,6 +17,10 @@ RATE=${XDPOFF_WATCH_RATE:-200}
 DUR=8
 W=/tmp/xdpoff-watch
 PIDS=()
+ALL_TESTS="
+	watch_usage
+	watch_rates
+"
 
 cleanup() {
 	kill "${PIDS[@]}" 2>/dev/null
@@ -34,39 +38,6 @@ load_module
 check "attach $RX" "$XDPOFF" attach $RX
 check "an offloaded drop rule for udp dport 9" \
 	offload_chain $RX 'udp dport 9 counter drop'
-
-check_eq "--watch=0 is a usage error (exit 2)" 2 \
-	"$("$XDPOFF" show --watch=0 $RX >/dev/null 2>&1; echo $?)"
-check_eq "--watch of a device not attached fails (exit 1)" 1 \
-	"$("$XDPOFF" show --watch 1 eth3 >/dev/null 2>&1; echo $?)"
-
-# The three watchers; script(1) gives the first a terminal of its own.
-script -qfec "$XDPOFF show --watch 1 $RX" "$W/tty" >/dev/null 2>&1 </dev/null &
-PIDS+=($!)
-"$XDPOFF" show --watch 1 $RX > "$W/plain" 2>&1 &
-PIDS+=($!)
-"$XDPOFF" show $RX --watch=1 --json > "$W/json" 2>&1 &
-PIDS+=($!)
-sleep 1.5
-sent=$(send $TX $RX --saddr 10.0.0.1 --daddr 10.0.0.2 --proto udp \
-	--dport 9 --count $((RATE * DUR)) --rate $RATE | tail -n1)
-echo "sendframe.py: $sent" | diag
-sleep 1.5
-# What the sender achieved, frames/s (its own clock).
-got_rate=$(sed -n 's/.*: \([0-9.]*\)\/s$/\1/p' <<<"$sent")
-check "the sender paced its frames ($sent)" test -n "$got_rate"
-
-# SIGINT to the terminal one (script passes it on as ^C would), SIGTERM
-# to the others; each must exit 0.
-kill -INT "${PIDS[0]}"
-kill -TERM "${PIDS[1]}" "${PIDS[2]}"
-for i in 0 1 2; do
-	wait "${PIDS[i]}"
-	rcs[i]=$?
-done
-PIDS=()
-check_eq "the watchers exit 0 when interrupted (tty, plain, json)" "0 0 0" \
-	"${rcs[*]}"
 
 # mid_rates FILE KIND: the rates of the intervals the traffic filled (the
 # busy ones but the first and the last, which it only partly covered),
@@ -119,22 +90,61 @@ for col, what in ((0, "rx"), (1, "rule")):
 assert statistics.median(r[2] for r in rows) >= 0.95, "share"
 EOF
 }
-for kind in tty:text plain:text json:json; do
-	f=${kind%%:*}
-	rates=$(mid_rates "$W/$f" "${kind#*:}" 2>&1)
-	printf '%s: rx/s rule/s share per full interval\n%s\n' "$f" "$rates" | diag
-	check "$f: rx and rule rates (medians of the full intervals) within 10 % of the sender's $got_rate/s, XDP decided them" \
-		within10 "${got_rate:-0}" "$rates"
-done
-check "tty: redrawn in place (home and clear before each interval)" \
-	grep -q $'\x1b\[H\x1b\[J' "$W/tty"
-check "plain: no terminal control, a '--- time' line per interval" \
-	sh -c "! grep -q $'\x1b' $W/plain && [ \$(grep -c '^--- ' $W/plain) -ge $DUR ]"
-check "json: one object per line, every line" \
-	python3 -c '
+watch_usage() {
+	check_eq "--watch=0 is a usage error (exit 2)" 2 \
+		"$("$XDPOFF" show --watch=0 $RX >/dev/null 2>&1; echo $?)"
+	check_eq "--watch of a device not attached fails (exit 1)" 1 \
+		"$("$XDPOFF" show --watch 1 eth3 >/dev/null 2>&1; echo $?)"
+}
+
+# The three watchers; script(1) gives the first a terminal of its own.
+watch_rates() {
+	script -qfec "$XDPOFF show --watch 1 $RX" "$W/tty" >/dev/null 2>&1 </dev/null &
+	PIDS+=($!)
+	"$XDPOFF" show --watch 1 $RX > "$W/plain" 2>&1 &
+	PIDS+=($!)
+	"$XDPOFF" show $RX --watch=1 --json > "$W/json" 2>&1 &
+	PIDS+=($!)
+	sleep 1.5
+	sent=$(send $TX $RX --saddr 10.0.0.1 --daddr 10.0.0.2 --proto udp \
+		--dport 9 --count $((RATE * DUR)) --rate $RATE | tail -n1)
+	echo "sendframe.py: $sent" | diag
+	sleep 1.5
+	# What the sender achieved, frames/s (its own clock).
+	got_rate=$(sed -n 's/.*: \([0-9.]*\)\/s$/\1/p' <<<"$sent")
+	check "the sender paced its frames ($sent)" test -n "$got_rate"
+
+	# SIGINT to the terminal one (script passes it on as ^C would), SIGTERM
+	# to the others; each must exit 0.
+	kill -INT "${PIDS[0]}"
+	kill -TERM "${PIDS[1]}" "${PIDS[2]}"
+	for i in 0 1 2; do
+		wait "${PIDS[i]}"
+		rcs[i]=$?
+	done
+	PIDS=()
+	check_eq "the watchers exit 0 when interrupted (tty, plain, json)" "0 0 0" \
+		"${rcs[*]}"
+
+	for kind in tty:text plain:text json:json; do
+		f=${kind%%:*}
+		rates=$(mid_rates "$W/$f" "${kind#*:}" 2>&1)
+		printf '%s: rx/s rule/s share per full interval\n%s\n' "$f" "$rates" | diag
+		check "$f: rx and rule rates (medians of the full intervals) within 10 % of the sender's $got_rate/s, XDP decided them" \
+			within10 "${got_rate:-0}" "$rates"
+	done
+	check "tty: redrawn in place (home and clear before each interval)" \
+		grep -q $'\x1b\[H\x1b\[J' "$W/tty"
+	check "plain: no terminal control, a '--- time' line per interval" \
+		sh -c "! grep -q $'\x1b' $W/plain && [ \$(grep -c '^--- ' $W/plain) -ge $DUR ]"
+	check "json: one object per line, every line" \
+		python3 -c '
 import json, sys
 lines = open(sys.argv[1]).read().splitlines()
 assert len(lines) >= 8, len(lines)
 for l in lines:
     d = json.loads(l)
     assert d["devices"][0]["ifname"] == "eth1"' "$W/json"
+}
+
+tests_run

@@ -30,6 +30,27 @@ not_ok() { echo "not ok $(ktap_next) - $*"; }
 skip() { local name=$1; shift; echo "ok $(ktap_next) - $name # SKIP $*"; }
 diag() { sed 's/^/# /'; }
 
+# A test file is a list of cases, kselftest's way: shell functions named
+# in ALL_TESTS (one per line, between the quotes, so tests/check can read
+# the list without running the file), run in that order by tests_run
+# after the file's common setup.  Each case starts from that setup and
+# leaves it as it found it, so any one of them runs alone:
+#   make check TESTS=tests/guest/test_tc.sh:shared_block
+# (tests/check passes CASE,CASE... as XDPOFF_CASES).  An unknown name is a
+# failure that lists the file's cases.
+tests_run() {
+	local c all
+	all=" $(echo $ALL_TESTS) "
+	for c in ${XDPOFF_CASES:-$ALL_TESTS}; do
+		if [[ $all != *" $c "* ]]; then
+			not_ok "$(basename "$0"): no case '$c' (cases:$all)"
+			continue
+		fi
+		echo "# case $c"
+		"$c"
+	done
+}
+
 # check NAME CMD...: one test, passed when CMD exits 0.
 check() {
 	local name=$1 out
