@@ -11,7 +11,9 @@
 #   make check-debug  the same suite on debug kernels (KASAN, lockdep,
 #                 kmemleak) built from Debian's linux-source-6.1 and -6.12
 #                 (KERNELS) and cached
-#   TESTS="tests/guest/test_churn.sh ..."  only those files, for both checks
+#   TESTS="tests/guest/test_churn.sh ..."  only those files, for both checks;
+#                 FILE:CASE,CASE only those cases of FILE (its ALL_TESTS)
+#   EACH_CASE=1   each case of each file in a process of its own (tests/check)
 #   SHARD=K/N     only the K-th of N shards of those files (tests/check):
 #                 make check-debug SHARD=1/4 ... SHARD=4/4 run the suite
 #   KERNELS="6.1 6.12"  the Debian 12 kernels to build for and to test on
