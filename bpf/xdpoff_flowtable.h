@@ -73,8 +73,85 @@ static __always_inline void ft_tuple(__u64 *k, const struct iphdr *iph,
 }
 
 /*
- * A frame the flowtable could forward (ft_l3(), ft_l4_size()), the
- * transport header whole.  The flow is the flows map's entry of the
+ * Whether the transport header at @l4 makes a flow candidate: FT_HIT for
+ * a whole TCP or UDP header, what ft_classify() answers otherwise.
+ */
+static __always_inline int ft_l4(void *l4, void *data_end, __u8 proto)
+{
+	__u32 hdrsize;
+
+	if (proto == IPPROTO_TCP) {
+		hdrsize = sizeof(struct tcphdr);
+	} else if (proto == IPPROTO_UDP) {
+		hdrsize = sizeof(struct udphdr);
+	} else if (proto == IPPROTO_GRE) {
+		/* GRE version 0; a GRE header is 4 bytes at least */
+		if (l4 + 4 > data_end)
+			return FT_NONE;
+		return (*(__u8 *)(l4 + 1) & 7) ? FT_NONE : FT_UNSURE;
+	} else {
+		return FT_NONE;
+	}
+	if (l4 + hdrsize > data_end)
+		return FT_NONE;
+	return FT_HIT;
+}
+
+/*
+ * ft_classify()'s end: the flow @fv found for the frame's tuple, unless
+ * the fast path cannot take the frame (software then does), and the
+ * frame's headers for the edit.
+ */
+static __always_inline int ft_hit(void *data, void *data_end,
+				  struct iphdr *iph, struct ipv6hdr *ip6h,
+				  void *l4, __u8 proto,
+				  struct xdpoff_flow_val *fv,
+				  struct xdpoff_flow_val **valp,
+				  struct ft_frame *fr)
+{
+	__u16 *csum;
+	__u64 len;
+
+	/* Over the route's MTU; a FIN or RST (software tears down). */
+	len = data_end - data - ETH_HLEN;
+	if (len > fv->mtu)
+		return FT_UNSURE;
+	/*
+	 * The bounds again, each header's own: the compiler may keep
+	 * ft_l4()'s hdrsize and proto apart, and the verifier would then see
+	 * a TCP read bounded by a UDP header.
+	 */
+	if (proto == IPPROTO_TCP) {
+		struct tcphdr *th = l4;
+
+		if ((void *)(th + 1) > data_end)
+			return FT_NONE;
+		if (th->fin || th->rst)
+			return FT_UNSURE;
+		csum = &th->check;
+	} else {
+		struct udphdr *uh = l4;
+
+		if ((void *)(uh + 1) > data_end)
+			return FT_NONE;
+		csum = &uh->check;
+	}
+	if (fr) {
+		fr->eth = data;
+		fr->iph = iph;
+		fr->ip6h = ip6h;
+		fr->l4 = l4;
+		fr->csum = csum;
+		fr->udp = proto == IPPROTO_UDP;
+		fr->len = len;
+	}
+	*valp = fv;
+	return FT_HIT;
+}
+
+/*
+ * A frame the flowtable could forward (the kernel's nf_flow_tuple_ip()
+ * and _ipv6(); the transport header: ft_l4()), its header whole.  The flow is the flows map's entry of the
  * frame's tuple, a key built in @fk (the caller's scratch space).  FT_HIT:
  * the flow in *@valp, and if @fr the headers, bounds checked for
  * ft_edit_frame(), and the length in *@fr (decide() passes NULL: the
@@ -94,10 +171,8 @@ static __always_inline int ft_classify(struct xdp_md *ctx,
 	struct iphdr *iph = NULL;
 	__u8 proto, family;
 	__be16 h_proto;
-	__u32 hdrsize;
-	__u16 *csum;
-	__u64 len;
 	void *l4;
+	int ret;
 
 	/*
 	 * @family, not whether iph is set, tells the two apart: to the
@@ -144,59 +219,14 @@ static __always_inline int ft_classify(struct xdp_md *ctx,
 		return FT_NONE;
 	}
 
-	if (proto == IPPROTO_TCP) {
-		hdrsize = sizeof(struct tcphdr);
-	} else if (proto == IPPROTO_UDP) {
-		hdrsize = sizeof(struct udphdr);
-	} else if (proto == IPPROTO_GRE) {
-		/* GRE version 0; a GRE header is 4 bytes at least */
-		if (l4 + 4 > data_end)
-			return FT_NONE;
-		return (*(__u8 *)(l4 + 1) & 7) ? FT_NONE : FT_UNSURE;
-	} else {
-		return FT_NONE;
-	}
-	if (l4 + hdrsize > data_end)
-		return FT_NONE;
+	ret = ft_l4(l4, data_end, proto);
+	if (ret != FT_HIT)
+		return ret;
 	ft_tuple((__u64 *)fk, iph, ip6h, l4, proto, family);
 	fv = bpf_map_lookup_elem(&xdpoff_flows, fk);
 	if (!fv)
 		return FT_UNSURE;
-	/* Over the route's MTU; a FIN or RST (software tears down). */
-	len = data_end - data - ETH_HLEN;
-	if (len > fv->mtu)
-		return FT_UNSURE;
-	/*
-	 * The bounds again, each header's own: the compiler may keep
-	 * hdrsize and proto apart, and the verifier would then see a TCP
-	 * read bounded by a UDP header.
-	 */
-	if (proto == IPPROTO_TCP) {
-		struct tcphdr *th = l4;
-
-		if ((void *)(th + 1) > data_end)
-			return FT_NONE;
-		if (th->fin || th->rst)
-			return FT_UNSURE;
-		csum = &th->check;
-	} else {
-		struct udphdr *uh = l4;
-
-		if ((void *)(uh + 1) > data_end)
-			return FT_NONE;
-		csum = &uh->check;
-	}
-	if (fr) {
-		fr->eth = data;
-		fr->iph = iph;
-		fr->ip6h = ip6h;
-		fr->l4 = l4;
-		fr->csum = csum;
-		fr->udp = proto == IPPROTO_UDP;
-		fr->len = len;
-	}
-	*valp = fv;
-	return FT_HIT;
+	return ft_hit(data, data_end, iph, ip6h, l4, proto, fv, valp, fr);
 }
 
 /*
