@@ -151,12 +151,12 @@ static __always_inline int ft_hit(void *data, void *data_end,
 
 /*
  * A frame the flowtable could forward (the kernel's nf_flow_tuple_ip()
- * and _ipv6(); the transport header: ft_l4()), its header whole.  The flow is the flows map's entry of the
- * frame's tuple, a key built in @fk (the caller's scratch space).  FT_HIT:
- * the flow in *@valp, and if @fr the headers, bounds checked for
- * ft_edit_frame(), and the length in *@fr (decide() passes NULL: the
- * pointers kept on the stack through its paths would cost the verifier
- * too many states; ft_edit() finds them again).
+ * and _ipv6(); the transport header: ft_l4()), its header whole.  The
+ * flow is the flows map's entry of the frame's tuple, a key built in @fk
+ * (the caller's scratch space).  FT_HIT: the flow in *@valp, and if @fr
+ * the headers, bounds checked for ft_edit_frame(), and the length in *@fr
+ * (decide() passes NULL: the pointers kept on the stack through its paths
+ * would cost the verifier too many states; ft_edit() finds them again).
  */
 static __always_inline int ft_classify(struct xdp_md *ctx,
 				       struct xdpoff_flow_key *fk,
