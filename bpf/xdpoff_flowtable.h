@@ -15,7 +15,7 @@ _Static_assert(__builtin_offsetof(struct xdpoff_flow_val, dmac) == 0 &&
 	       "ft_edit_frame() copies dmac and smac as a u64 and a u32");
 _Static_assert(sizeof(struct xdpoff_flow_key) == 40 &&
 	       __builtin_offsetof(struct xdpoff_flow_key, daddr) == 16,
-	       "ft_classify() writes the tuple as five 64-bit words");
+	       "ft_tuple() writes the tuple as five 64-bit words");
 _Static_assert(__builtin_offsetof(struct xdpoff_flow_key, sport) % 8 == 0 &&
 	       __builtin_offsetof(struct xdpoff_flow_key, dport) ==
 	       __builtin_offsetof(struct xdpoff_flow_key, sport) + 2 &&
@@ -25,9 +25,9 @@ _Static_assert(__builtin_offsetof(struct xdpoff_flow_key, sport) % 8 == 0 &&
 	       __builtin_offsetof(struct xdpoff_flow_key, sport) + 5 &&
 	       __builtin_offsetof(struct xdpoff_flow_key, pad) ==
 	       __builtin_offsetof(struct xdpoff_flow_key, sport) + 6,
-	       "ft_classify() writes ports, family and protocol as one word");
+	       "ft_tuple() writes ports, family and protocol as one word");
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "ft_classify() writes words as a little-endian machine"
+#error "ft_tuple() writes words as a little-endian machine"
 #endif
 
 /* What the flowtable does with a frame (nf_flow_tuple_ip/ipv6()). */
