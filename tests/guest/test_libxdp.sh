@@ -24,8 +24,17 @@ BAD=10.9.9.9
 GOOD=10.0.0.1
 N=20
 ALW_ALL=/usr/lib/x86_64-linux-gnu/bpf/xdpfilt_alw_all.o
+ALL_TESTS="
+	libxdp_after_filter
+	libxdp_before_filter
+	libxdp_foreign_hook
+	libxdp_without
+	libxdp_vlan_dispatcher
+"
 
-cleanup() {
+# back_to_setup: what the common setup leaves: the module loaded, no XDP
+# program on RX or eth2, no ruleset, no tc filter.
+back_to_setup() {
 	nft flush ruleset 2>/dev/null
 	tc qdisc del dev $RX ingress 2>/dev/null
 	"$XDPOFF" detach $RX >/dev/null 2>&1
@@ -33,6 +42,10 @@ cleanup() {
 	xdp-filter unload $RX >/dev/null 2>&1
 	ip link set dev $RX xdp off 2>/dev/null
 	ip link set dev $RX xdpgeneric off 2>/dev/null
+	return 0
+}
+cleanup() {
+	back_to_setup
 	unload_module
 	cleanup_peer
 }
@@ -95,152 +108,178 @@ table netdev s {
 EOT
 }
 
+# xdpoff_after_filter: what libxdp_after_filter sets up: xdpoff attached
+# at its default priority, xdp-filter before it denying BAD, the ruleset.
+xdpoff_after_filter() {
+	"$XDPOFF" attach $RX >/dev/null &&
+		xdp-filter load -m native $RX && xdp-filter ip -m src $BAD &&
+		ruleset
+}
+
 setup_peer $TX
 load_module
 
-# --- usage ----------------------------------------------------------------
-check_eq "--priority that is not a number is a usage error (exit 2)" 2 \
-	"$("$XDPOFF" attach --priority x $RX >/dev/null 2>&1; echo $?)"
-check_eq "--priority with --no-libxdp is a usage error (exit 2)" 2 \
-	"$("$XDPOFF" attach --priority 5 --no-libxdp $RX >/dev/null 2>&1; echo $?)"
-check "... and neither attached anything" \
-	sh -c "! ip link show $RX | grep -q xdp && [ ! -e $PIN/$RX ]"
+# Usage errors; xdpoff after xdp-filter (the default priority).
+libxdp_after_filter() {
+	check_eq "--priority that is not a number is a usage error (exit 2)" 2 \
+		"$("$XDPOFF" attach --priority x $RX >/dev/null 2>&1; echo $?)"
+	check_eq "--priority with --no-libxdp is a usage error (exit 2)" 2 \
+		"$("$XDPOFF" attach --priority 5 --no-libxdp $RX >/dev/null 2>&1; echo $?)"
+	check "... and neither attached anything" \
+		sh -c "! ip link show $RX | grep -q xdp && [ ! -e $PIN/$RX ]"
 
-# --- xdpoff after xdp-filter (the default priority) -------------------------
-check "attach $RX (through libxdp by default)" "$XDPOFF" attach $RX
-check_eq "xdp-loader lists xdpoff at priority 200" "200 xdpoff_xdp" \
-	"$(loader_progs)"
-check "xdpoff show says libxdp priority 200" \
-	sh -c "'$XDPOFF' show $RX | grep -q '^$RX: xdp prog id [0-9]* (libxdp priority 200),'"
-check "... --json: libxdp true, run_prio 200, attached" \
-	sh -c "'$XDPOFF' show --json $RX | grep -q '\"xdp_attached\":true,\"xdp_mode\":\"native\",\"libxdp\":true,\"run_prio\":200'"
-check "xdp-filter loads beside it" xdp-filter load -m native $RX
-check "xdp-filter denies source $BAD" xdp-filter ip -m src $BAD
-check_eq "xdp-loader lists both, xdp-filter (10) first" \
-	"$(printf '10 xdpfilt_alw_all\n200 xdpoff_xdp')" "$(loader_progs)"
-check "an offloaded chain (drop udp 9, accept udp 7) and a software one" \
-	ruleset
+	# xdpoff after xdp-filter (the default priority).
+	check "attach $RX (through libxdp by default)" "$XDPOFF" attach $RX
+	check_eq "xdp-loader lists xdpoff at priority 200" "200 xdpoff_xdp" \
+		"$(loader_progs)"
+	check "xdpoff show says libxdp priority 200" \
+		sh -c "'$XDPOFF' show $RX | grep -q '^$RX: xdp prog id [0-9]* (libxdp priority 200),'"
+	check "... --json: libxdp true, run_prio 200, attached" \
+		sh -c "'$XDPOFF' show --json $RX | grep -q '\"xdp_attached\":true,\"xdp_mode\":\"native\",\"libxdp\":true,\"run_prio\":200'"
+	check "xdp-filter loads beside it" xdp-filter load -m native $RX
+	check "xdp-filter denies source $BAD" xdp-filter ip -m src $BAD
+	check_eq "xdp-loader lists both, xdp-filter (10) first" \
+		"$(printf '10 xdpfilt_alw_all\n200 xdpoff_xdp')" "$(loader_progs)"
+	check "an offloaded chain (drop udp 9, accept udp 7) and a software one" \
+		ruleset
 
-base=$(counts)
-d0=$(xdp_drops $RX)
-udp_from $BAD 9
-udp_from $GOOD 9
-udp_from $GOOD 7
-WAIT_TIMEOUT=$TRAFFIC_WAIT check "xdp-filter drops $BAD's frames, xdpoff never sees them; xdpoff drops the other port 9 frames, port 7 reaches the stack" \
-	wait_for counts_are "$(add_counts "$base" "$N $N $N 0 $N")"
-diag <<<"counts (filter d9 a7 sw9 sw7): $base -> $(counts)"
-check_eq "... $((2 * N)) frames dropped in XDP" $((2 * N)) \
-	$(( $(xdp_drops $RX) - d0 ))
+	base=$(counts)
+	d0=$(xdp_drops $RX)
+	udp_from $BAD 9
+	udp_from $GOOD 9
+	udp_from $GOOD 7
+	WAIT_TIMEOUT=$TRAFFIC_WAIT check "xdp-filter drops $BAD's frames, xdpoff never sees them; xdpoff drops the other port 9 frames, port 7 reaches the stack" \
+		wait_for counts_are "$(add_counts "$base" "$N $N $N 0 $N")"
+	diag <<<"counts (filter d9 a7 sw9 sw7): $base -> $(counts)"
+	check_eq "... $((2 * N)) frames dropped in XDP" $((2 * N)) \
+		$(( $(xdp_drops $RX) - d0 ))
+	back_to_setup
+}
 
-# --- xdpoff before xdp-filter (--priority 5) --------------------------------
-check "detach $RX (its chains gone first)" \
-	sh -c "nft flush ruleset && '$XDPOFF' detach $RX"
-check_eq "... removes xdpoff only" "10 xdpfilt_alw_all" "$(loader_progs)"
-check "... and its pins" test ! -e $PIN/$RX
-check "attach $RX --priority 5" "$XDPOFF" attach --priority 5 $RX
-check_eq "xdp-loader lists xdpoff (5) first" \
-	"$(printf '5 xdpoff_xdp\n10 xdpfilt_alw_all')" "$(loader_progs)"
-check "the ruleset again" ruleset
-base=$(counts)
-udp_from $BAD 9
-udp_from $BAD 7
-udp_from $GOOD 7
-# The port 7 frames of BAD xdpoff passes are not the accept rule's: nft
-# counts what software saw, and what XDP consumed.
-WAIT_TIMEOUT=$TRAFFIC_WAIT check "xdpoff drops $BAD's port 9 frames before xdp-filter sees them; the port 7 frames it passes go on to xdp-filter, which drops $BAD's" \
-	wait_for counts_are "$(add_counts "$base" "$N $N $N 0 $N")"
-diag <<<"counts (filter d9 a7 sw9 sw7): $base -> $(counts)"
+# xdpoff before xdp-filter (--priority 5).
+libxdp_before_filter() {
+	xdpoff_after_filter
+	check "detach $RX (its chains gone first)" \
+		sh -c "nft flush ruleset && '$XDPOFF' detach $RX"
+	check_eq "... removes xdpoff only" "10 xdpfilt_alw_all" "$(loader_progs)"
+	check "... and its pins" test ! -e $PIN/$RX
+	check "attach $RX --priority 5" "$XDPOFF" attach --priority 5 $RX
+	check_eq "xdp-loader lists xdpoff (5) first" \
+		"$(printf '5 xdpoff_xdp\n10 xdpfilt_alw_all')" "$(loader_progs)"
+	check "the ruleset again" ruleset
+	base=$(counts)
+	udp_from $BAD 9
+	udp_from $BAD 7
+	udp_from $GOOD 7
+	# The port 7 frames of BAD xdpoff passes are not the accept rule's: nft
+	# counts what software saw, and what XDP consumed.
+	WAIT_TIMEOUT=$TRAFFIC_WAIT check "xdpoff drops $BAD's port 9 frames before xdp-filter sees them; the port 7 frames it passes go on to xdp-filter, which drops $BAD's" \
+		wait_for counts_are "$(add_counts "$base" "$N $N $N 0 $N")"
+	diag <<<"counts (filter d9 a7 sw9 sw7): $base -> $(counts)"
 
-check "detach $RX" sh -c "nft flush ruleset && '$XDPOFF' detach $RX"
-check_eq "... xdp-filter stays" "10 xdpfilt_alw_all" "$(loader_progs)"
-base=$(filter_hits)
-udp_from $BAD 9
-WAIT_TIMEOUT=$TRAFFIC_WAIT check "... and still filters" \
-	wait_for filter_hits_are $((base + N))
-check "xdp-filter unloads" xdp-filter unload $RX
-check_eq "nothing left on $RX" "" "$(loader_progs)"
+	check "detach $RX" sh -c "nft flush ruleset && '$XDPOFF' detach $RX"
+	check_eq "... xdp-filter stays" "10 xdpfilt_alw_all" "$(loader_progs)"
+	base=$(filter_hits)
+	udp_from $BAD 9
+	WAIT_TIMEOUT=$TRAFFIC_WAIT check "... and still filters" \
+		wait_for filter_hits_are $((base + N))
+	check "xdp-filter unloads" xdp-filter unload $RX
+	check_eq "nothing left on $RX" "" "$(loader_progs)"
+	back_to_setup
+}
 
-# --- a hook xdpoff cannot share ----------------------------------------------
-check "a program attached without libxdp's dispatcher" \
-	env LIBXDP_SKIP_DISPATCHER=1 xdp-loader load -m native $RX $ALW_ALL
-foreign=$(loader_progs)
-check_fails "attach refuses to run beside it, says why" \
-	"attached without libxdp's dispatcher" "$XDPOFF" attach $RX
-check_fails "attach --no-libxdp refuses too" "another XDP program holds the hook" \
-	"$XDPOFF" attach --no-libxdp $RX
-check_eq "... the program is still there, alone" "- xdpfilt_alw_all" "$foreign"
-check_eq "... unchanged" "$foreign" "$(loader_progs)"
-check "... no pins, the module does not know $RX" \
-	sh -c "[ ! -e $PIN/$RX ] && ! '$XDPOFF' show $RX >/dev/null 2>&1"
-ip link set dev $RX xdp off
+# A hook xdpoff cannot share.
+libxdp_foreign_hook() {
+	check "a program attached without libxdp's dispatcher" \
+		env LIBXDP_SKIP_DISPATCHER=1 xdp-loader load -m native $RX $ALW_ALL
+	foreign=$(loader_progs)
+	check_fails "attach refuses to run beside it, says why" \
+		"attached without libxdp's dispatcher" "$XDPOFF" attach $RX
+	check_fails "attach --no-libxdp refuses too" "another XDP program holds the hook" \
+		"$XDPOFF" attach --no-libxdp $RX
+	check_eq "... the program is still there, alone" "- xdpfilt_alw_all" "$foreign"
+	check_eq "... unchanged" "$foreign" "$(loader_progs)"
+	check "... no pins, the module does not know $RX" \
+		sh -c "[ ! -e $PIN/$RX ] && ! '$XDPOFF' show $RX >/dev/null 2>&1"
+	ip link set dev $RX xdp off
 
-check "xdp-filter in generic mode, denying $BAD" \
-	sh -c "xdp-filter load -m skb $RX && xdp-filter ip -m src $BAD"
-check_fails "attach in native mode beside it is refused, with the mode to use" \
-	"attach with --mode skb" "$XDPOFF" attach $RX
-check "... nothing left" test ! -e $PIN/$RX
-check "attach --mode skb joins its dispatcher" \
-	"$XDPOFF" attach --mode skb $RX
-check_eq "... after it" "$(printf '10 xdpfilt_alw_all\n200 xdpoff_xdp')" \
-	"$(loader_progs)"
-check "xdpoff show: generic mode, libxdp priority 200" \
-	sh -c "'$XDPOFF' show $RX | grep -q '(generic mode, libxdp priority 200)'"
-check "the ruleset" ruleset
-base=$(counts)
-udp_from $GOOD 9
-udp_from $BAD 7
-WAIT_TIMEOUT=$TRAFFIC_WAIT check "generic mode: xdpoff drops port 9, xdp-filter $BAD's frames" \
-	wait_for counts_are "$(add_counts "$base" "$N $N 0 0 0")"
-check "detach" sh -c "nft flush ruleset && '$XDPOFF' detach $RX"
-check_eq "... xdp-filter stays" "10 xdpfilt_alw_all" "$(loader_progs)"
-xdp-filter unload $RX
+	check "xdp-filter in generic mode, denying $BAD" \
+		sh -c "xdp-filter load -m skb $RX && xdp-filter ip -m src $BAD"
+	check_fails "attach in native mode beside it is refused, with the mode to use" \
+		"attach with --mode skb" "$XDPOFF" attach $RX
+	check "... nothing left" test ! -e $PIN/$RX
+	check "attach --mode skb joins its dispatcher" \
+		"$XDPOFF" attach --mode skb $RX
+	check_eq "... after it" "$(printf '10 xdpfilt_alw_all\n200 xdpoff_xdp')" \
+		"$(loader_progs)"
+	check "xdpoff show: generic mode, libxdp priority 200" \
+		sh -c "'$XDPOFF' show $RX | grep -q '(generic mode, libxdp priority 200)'"
+	check "the ruleset" ruleset
+	base=$(counts)
+	udp_from $GOOD 9
+	udp_from $BAD 7
+	WAIT_TIMEOUT=$TRAFFIC_WAIT check "generic mode: xdpoff drops port 9, xdp-filter $BAD's frames" \
+		wait_for counts_are "$(add_counts "$base" "$N $N 0 0 0")"
+	check "detach" sh -c "nft flush ruleset && '$XDPOFF' detach $RX"
+	check_eq "... xdp-filter stays" "10 xdpfilt_alw_all" "$(loader_progs)"
+	xdp-filter unload $RX
+	back_to_setup
+}
 
-# --- without libxdp ------------------------------------------------------------
-check "attach --no-libxdp" "$XDPOFF" attach --no-libxdp $RX
-check_eq "... xdpoff alone on the hook" "- xdpoff_xdp" "$(loader_progs)"
-check "... show says no libxdp" \
-	sh -c "'$XDPOFF' show --json $RX | grep -q '\"libxdp\":false' &&
-	       ! '$XDPOFF' show $RX | grep -q libxdp"
-check_fails "xdp-filter cannot join it" "not using a dispatcher" \
-	xdp-filter load -m native $RX
-check "the ruleset" ruleset
-base=$(counts)
-udp_from $GOOD 9
-udp_from $GOOD 7
-WAIT_TIMEOUT=$TRAFFIC_WAIT check "... drops port 9 in XDP, passes port 7" \
-	wait_for counts_are "$(add_counts "$base" "0 $N $N 0 $N")"
-check "detach" sh -c "nft flush ruleset && '$XDPOFF' detach $RX"
-check_eq "... nothing left" "" "$(loader_progs)"
+# Without libxdp.
+libxdp_without() {
+	check "attach --no-libxdp" "$XDPOFF" attach --no-libxdp $RX
+	check_eq "... xdpoff alone on the hook" "- xdpoff_xdp" "$(loader_progs)"
+	check "... show says no libxdp" \
+		sh -c "'$XDPOFF' show --json $RX | grep -q '\"libxdp\":false' &&
+		       ! '$XDPOFF' show $RX | grep -q libxdp"
+	check_fails "xdp-filter cannot join it" "not using a dispatcher" \
+		xdp-filter load -m native $RX
+	check "the ruleset" ruleset
+	base=$(counts)
+	udp_from $GOOD 9
+	udp_from $GOOD 7
+	WAIT_TIMEOUT=$TRAFFIC_WAIT check "... drops port 9 in XDP, passes port 7" \
+		wait_for counts_are "$(add_counts "$base" "0 $N $N 0 $N")"
+	check "detach" sh -c "nft flush ruleset && '$XDPOFF' detach $RX"
+	check_eq "... nothing left" "" "$(loader_progs)"
+	back_to_setup
+}
 
-# --- a dispatcher that cannot run a program moving the frame's start ----------
-# libxdp before 1.5.5 (Debian 12 has 1.3.1) gives its dispatcher stub
-# functions that do not move it; kernels since 6.13, and 6.12.y, refuse an
-# extension that does in their place ("Extension program changes packet
-# data, while original does not").  attach then runs the build without
-# VLAN push and pop, says so, and the module leaves a tc redirect that
-# pushes or pops a tag to software.
-if [ "$(printf '6.12\n%s\n' "$(uname -r)" | sort -V | head -n1)" = 6.12 ]; then
-	refuses=true
-else
-	refuses=false
-fi
-out=$("$XDPOFF" attach $RX 2>&1)
-check_eq "attach $RX through libxdp" 0 $?
-if $refuses; then
-	check "... says a VLAN push or pop before a redirect runs in software ($(uname -r))" \
-		grep -q "tc filters that push or pop a VLAN tag before a redirect run in software" <<<"$out"
-	want=software
-else
-	check_eq "... with the whole program, silently ($(uname -r))" "" "$out"
-	want=fwd
-fi
-check "eth2 attached (--no-libxdp), the redirect target" \
-	"$XDPOFF" attach --no-libxdp eth2
-check "tc: vlan pop, then redirect to eth2" \
-	sh -c "tc qdisc add dev $RX ingress &&
-	       tc filter add dev $RX ingress prio 10 protocol 802.1q flower vlan_id 5 \
-			action vlan pop pipe action mirred egress redirect dev eth2"
-check_eq "... xdpoff show: $want" $want \
-	"$("$XDPOFF" show --json $RX | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["rules"][0]["action"])')"
-tc qdisc del dev $RX ingress
-check "detach both" sh -c "'$XDPOFF' detach $RX && '$XDPOFF' detach eth2"
+# A dispatcher that cannot run a program moving the frame's start.
+libxdp_vlan_dispatcher() {
+	# libxdp before 1.5.5 (Debian 12 has 1.3.1) gives its dispatcher stub
+	# functions that do not move it; kernels since 6.13, and 6.12.y, refuse an
+	# extension that does in their place ("Extension program changes packet
+	# data, while original does not").  attach then runs the build without
+	# VLAN push and pop, says so, and the module leaves a tc redirect that
+	# pushes or pops a tag to software.
+	if [ "$(printf '6.12\n%s\n' "$(uname -r)" | sort -V | head -n1)" = 6.12 ]; then
+		refuses=true
+	else
+		refuses=false
+	fi
+	out=$("$XDPOFF" attach $RX 2>&1)
+	check_eq "attach $RX through libxdp" 0 $?
+	if $refuses; then
+		check "... says a VLAN push or pop before a redirect runs in software ($(uname -r))" \
+			grep -q "tc filters that push or pop a VLAN tag before a redirect run in software" <<<"$out"
+		want=software
+	else
+		check_eq "... with the whole program, silently ($(uname -r))" "" "$out"
+		want=fwd
+	fi
+	check "eth2 attached (--no-libxdp), the redirect target" \
+		"$XDPOFF" attach --no-libxdp eth2
+	check "tc: vlan pop, then redirect to eth2" \
+		sh -c "tc qdisc add dev $RX ingress &&
+		       tc filter add dev $RX ingress prio 10 protocol 802.1q flower vlan_id 5 \
+				action vlan pop pipe action mirred egress redirect dev eth2"
+	check_eq "... xdpoff show: $want" $want \
+		"$("$XDPOFF" show --json $RX | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["rules"][0]["action"])')"
+	tc qdisc del dev $RX ingress
+	check "detach both" sh -c "'$XDPOFF' detach $RX && '$XDPOFF' detach eth2"
+	back_to_setup
+}
+
+tests_run
