@@ -96,14 +96,7 @@ EOT
 		check "... and is deleted" nft delete table netdev t
 	fi
 
-	WAIT_TIMEOUT=60 check "... QEMU deleted the device (the guest ejected it)" \
-		wait_for qemu_lacks_device $NIC
-	check "device_add plugs it back" vm_monitor device_add \
-		"virtio-net-pci,id=$NIC,netdev=n3,romfile=,mac=$MAC"
-	WAIT_TIMEOUT=60 check "... the guest sees it" wait_for nic_by_mac $MAC
-	dev=$(nic_by_mac $MAC)
-	[ "$dev" = $RX ] || ip link set dev "$dev" name $RX
-	ip link set $RX up
+	plug_back $NIC n3 $MAC $RX
 	ip link set $RX promisc on
 	check "attach the new NIC" "$XDPOFF" attach $RX
 	offload_chain $RX 'udp dport 1 counter drop'

@@ -80,13 +80,7 @@ unplug_flows() {
 		sh -c "echo '$devs' | grep -q eth1 && ! echo '$devs' | grep -q eth2"
 	check "... xdpoff detach eth2 removes what is left" "$XDPOFF" detach eth2
 
-	WAIT_TIMEOUT=60 check "... QEMU deleted the device (the guest ejected it)" \
-		wait_for qemu_lacks_device $NIC
-	check "device_add plugs it back" vm_monitor device_add \
-		"virtio-net-pci,id=$NIC,netdev=n2,romfile=,mac=$MAC"
-	WAIT_TIMEOUT=60 check "... the guest sees it" wait_for nic_by_mac $MAC
-	dev=$(nic_by_mac $MAC)
-	[ "$dev" = eth2 ] || ip link set dev "$dev" name eth2
+	plug_back $NIC n2 $MAC eth2
 	router_addr eth2 10.2.0.1/24 fd02::1/64
 	check "attach the new eth2" "$XDPOFF" attach eth2
 	# `flush ruleset` and the new flowtable in one transaction: the new one

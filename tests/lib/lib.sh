@@ -152,6 +152,21 @@ nic_by_mac() {
 	return 1
 }
 
+# plug_back NIC NETDEV MAC NAME: QEMU's device NIC, unplugged by the test,
+# plugged back in (virtio-net on QEMU's NETDEV, MAC), once QEMU deleted it;
+# three checks; the new NIC named NAME and up.
+plug_back() {
+	local nic=$1 netdev=$2 mac=$3 name=$4 dev
+	WAIT_TIMEOUT=60 check "... QEMU deleted the device (the guest ejected it)" \
+		wait_for qemu_lacks_device "$nic"
+	check "device_add plugs it back" vm_monitor device_add \
+		"virtio-net-pci,id=$nic,netdev=$netdev,romfile=,mac=$mac"
+	WAIT_TIMEOUT=60 check "... the guest sees it" wait_for nic_by_mac "$mac"
+	dev=$(nic_by_mac "$mac")
+	[ "$dev" = "$name" ] || ip link set dev "$dev" name "$name"
+	ip link set "$name" up
+}
+
 # The sending NIC goes into a namespace of its own, so frames cross the
 # (emulated) wire to its peer.  setup_peer SEND_DEV
 # The peer stays silent: no IPv6 link-local address, so no DAD or MLD
