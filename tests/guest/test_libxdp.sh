@@ -85,6 +85,18 @@ add_counts() {
 }
 
 counts_are() { [ "$(counts)" = "$1" ]; }
+
+# counts_grow NAME "D1 D2 D3 D4 D5" SADDR:DPORT...: N frames from each
+# SADDR to DPORT; check NAME: counts grows by the deltas.
+counts_grow() {
+	local name=$1 deltas=$2 base sp
+	shift 2
+	base=$(counts)
+	for sp; do udp_from "${sp%:*}" "${sp#*:}"; done
+	WAIT_TIMEOUT=$TRAFFIC_WAIT check "$name" \
+		wait_for counts_are "$(add_counts "$base" "$deltas")"
+	diag <<<"counts (filter d9 a7 sw9 sw7): $base -> $(counts)"
+}
 filter_hits_are() { [ "$(filter_hits)" = "$1" ]; }
 
 ruleset() {
@@ -143,14 +155,9 @@ libxdp_after_filter() {
 	check "an offloaded chain (drop udp 9, accept udp 7) and a software one" \
 		ruleset
 
-	base=$(counts)
 	d0=$(xdp_drops $RX)
-	udp_from $BAD 9
-	udp_from $GOOD 9
-	udp_from $GOOD 7
-	WAIT_TIMEOUT=$TRAFFIC_WAIT check "xdp-filter drops $BAD's frames, xdpoff never sees them; xdpoff drops the other port 9 frames, port 7 reaches the stack" \
-		wait_for counts_are "$(add_counts "$base" "$N $N $N 0 $N")"
-	diag <<<"counts (filter d9 a7 sw9 sw7): $base -> $(counts)"
+	counts_grow "xdp-filter drops $BAD's frames, xdpoff never sees them; xdpoff drops the other port 9 frames, port 7 reaches the stack" \
+		"$N $N $N 0 $N" $BAD:9 $GOOD:9 $GOOD:7
 	check_eq "... $((2 * N)) frames dropped in XDP" $((2 * N)) \
 		$(( $(xdp_drops $RX) - d0 ))
 	back_to_setup
@@ -167,15 +174,10 @@ libxdp_before_filter() {
 	check_eq "xdp-loader lists xdpoff (5) first" \
 		"$(printf '5 xdpoff_xdp\n10 xdpfilt_alw_all')" "$(loader_progs)"
 	check "the ruleset again" ruleset
-	base=$(counts)
-	udp_from $BAD 9
-	udp_from $BAD 7
-	udp_from $GOOD 7
 	# The port 7 frames of BAD xdpoff passes are not the accept rule's: nft
 	# counts what software saw, and what XDP consumed.
-	WAIT_TIMEOUT=$TRAFFIC_WAIT check "xdpoff drops $BAD's port 9 frames before xdp-filter sees them; the port 7 frames it passes go on to xdp-filter, which drops $BAD's" \
-		wait_for counts_are "$(add_counts "$base" "$N $N $N 0 $N")"
-	diag <<<"counts (filter d9 a7 sw9 sw7): $base -> $(counts)"
+	counts_grow "xdpoff drops $BAD's port 9 frames before xdp-filter sees them; the port 7 frames it passes go on to xdp-filter, which drops $BAD's" \
+		"$N $N $N 0 $N" $BAD:9 $BAD:7 $GOOD:7
 
 	check "detach $RX" sh -c "nft flush ruleset && '$XDPOFF' detach $RX"
 	check_eq "... xdp-filter stays" "10 xdpfilt_alw_all" "$(loader_progs)"
@@ -215,11 +217,8 @@ libxdp_foreign_hook() {
 	check "xdpoff show: generic mode, libxdp priority 200" \
 		sh -c "'$XDPOFF' show $RX | grep -q '(generic mode, libxdp priority 200)'"
 	check "the ruleset" ruleset
-	base=$(counts)
-	udp_from $GOOD 9
-	udp_from $BAD 7
-	WAIT_TIMEOUT=$TRAFFIC_WAIT check "generic mode: xdpoff drops port 9, xdp-filter $BAD's frames" \
-		wait_for counts_are "$(add_counts "$base" "$N $N 0 0 0")"
+	counts_grow "generic mode: xdpoff drops port 9, xdp-filter $BAD's frames" \
+		"$N $N 0 0 0" $GOOD:9 $BAD:7
 	check "detach" sh -c "nft flush ruleset && '$XDPOFF' detach $RX"
 	check_eq "... xdp-filter stays" "10 xdpfilt_alw_all" "$(loader_progs)"
 	xdp-filter unload $RX
@@ -236,11 +235,8 @@ libxdp_without() {
 	check_fails "xdp-filter cannot join it" "not using a dispatcher" \
 		xdp-filter load -m native $RX
 	check "the ruleset" ruleset
-	base=$(counts)
-	udp_from $GOOD 9
-	udp_from $GOOD 7
-	WAIT_TIMEOUT=$TRAFFIC_WAIT check "... drops port 9 in XDP, passes port 7" \
-		wait_for counts_are "$(add_counts "$base" "0 $N $N 0 $N")"
+	counts_grow "... drops port 9 in XDP, passes port 7" "0 $N $N 0 $N" \
+		$GOOD:9 $GOOD:7
 	check "detach" sh -c "nft flush ruleset && '$XDPOFF' detach $RX"
 	check_eq "... nothing left" "" "$(loader_progs)"
 	back_to_setup

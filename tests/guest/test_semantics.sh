@@ -324,8 +324,7 @@ EOT
 	d1=$(xdp_drops eth1)
 	d3=$(xdp_drops eth3)
 	send $TX $RX $V4 --proto udp --dport 55 --count 3
-	ip netns exec "$NS3" python3 "$SENDFRAME" eth2 --dmac "$(cat /sys/class/net/eth3/address)" \
-		$V4 --proto udp --dport 55 --count 4
+	send_from "$NS3" eth2 eth3 $V4 --proto udp --dport 55 --count 4
 	check "two devices: both drop in XDP" \
 		wait_for xdp_drops_are eth1 $d1 3 eth3 $d3 4
 	check_eq "two devices: one counter for both" 7 "$(nft_counter netdev t hw both)"

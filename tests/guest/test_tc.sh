@@ -388,8 +388,7 @@ tc_shared_block() {
 	d1=$(xdp_drops $RX)
 	d2=$(xdp_drops eth2)
 	send $TX $RX $V4 --proto udp --dport 55 --count 3
-	ip netns exec "$NS3" python3 "$SENDFRAME" eth3 --dmac "$(cat /sys/class/net/eth2/address)" \
-		$V4 --proto udp --dport 55 --count 4
+	send_from "$NS3" eth3 eth2 $V4 --proto udp --dport 55 --count 4
 	check "frames into both devices dropped in XDP" \
 		wait_for xdp_drops_are eth1 $d1 3 eth2 $d2 4
 	check_eq "... one tc counter for both" 7 "$(tcf "block 22" 1 packets)"
@@ -411,8 +410,7 @@ tc_shared_block() {
 		tc filter add block 22 prio 3 protocol ip flower ip_proto udp dst_port 56 action drop
 	check_eq "... is installed on both" "1 1" "$(nrules $RX) $(nrules eth2)"
 	d2=$(xdp_drops eth2)
-	ip netns exec "$NS3" python3 "$SENDFRAME" eth3 --dmac "$(cat /sys/class/net/eth2/address)" \
-		$V4 --proto udp --dport 56 --count 2
+	send_from "$NS3" eth3 eth2 $V4 --proto udp --dport 56 --count 2
 	check "... and drops there in XDP" wait_for xdp_drops_are eth2 "$d2" 2
 	tc qdisc del dev eth2 ingress
 	check "last unbind" tc qdisc del dev $RX ingress

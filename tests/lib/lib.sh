@@ -206,9 +206,14 @@ cleanup_peer() {
 
 # send DEV_IN_PEER RX_DEV sendframe-args...: frames from the peer to RX_DEV.
 send() {
-	local tx=$1 rx=$2
-	shift 2
-	ip netns exec "$PEER_NS" python3 "$SENDFRAME" "$tx" \
+	send_from "$PEER_NS" "$@"
+}
+
+# send_from NS DEV_IN_NS RX_DEV sendframe-args...: the same from namespace NS.
+send_from() {
+	local ns=$1 tx=$2 rx=$3
+	shift 3
+	ip netns exec "$ns" python3 "$SENDFRAME" "$tx" \
 		--dmac "$(cat /sys/class/net/"$rx"/address)" "$@"
 }
 
@@ -316,6 +321,11 @@ xdp_redirects() {
 # since xdp_drops gave BASE, for wait_for.
 xdp_dropped_since() {
 	[ $(( $(xdp_drops "$1") - $2 )) -ge "$3" ]
+}
+
+# xdp_redirected_since DEV BASE N: the same for frames XDP redirected.
+xdp_redirected_since() {
+	[ $(( $(xdp_redirects "$1") - $2 )) -ge "$3" ]
 }
 
 # xdp_drops_are DEV BASE N [DEV BASE N...]: exactly N frames dropped in XDP
