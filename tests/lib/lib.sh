@@ -35,7 +35,7 @@ diag() { sed 's/^/# /'; }
 # the list without running the file), run in that order by tests_run
 # after the file's common setup.  Each case starts from that setup and
 # leaves it as it found it, so any one of them runs alone:
-#   make check TESTS=tests/guest/test_tc.sh:shared_block
+#   make check TESTS=tests/guest/test_tc.sh:tc_shared_block
 # (tests/check passes CASE,CASE... as XDPOFF_CASES).  An unknown name is a
 # failure that lists the file's cases.
 tests_run() {
