@@ -71,6 +71,13 @@ struct {
 } xdpoff_filter SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XDPOFF_INDEX_ENTRIES);
+	__type(key, __u32);
+	__type(value, __u32);
+} xdpoff_index SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, XDPOFF_DEFAULT_MAX_FLOWS);
 	__type(key, struct xdpoff_flow_key_btf);
@@ -336,7 +343,7 @@ int xdpoff_xdp(struct xdp_md *ctx)
 	struct xdpoff_meta *meta;
 	struct stage_best best;
 	__u32 zero = 0, i, nr_stages;
-	__u64 nr;	/* 64-bit: no zero extension at every turn of classify() */
+	__u64 nr;	/* the tables in use: meta's nr_masks */
 	long unknown;	/* as xdpoff_parse() returns it: no sign extension */
 	long pass = XDP_PASS;
 
@@ -387,7 +394,8 @@ int xdpoff_xdp(struct xdp_md *ctx)
 		}
 	}
 
-	classify(nr, &f, unknown, &best, &key->rule);
+	classify(tables_of(meta, nr, &f, unknown), &f, unknown, &best,
+		 &key->rule);
 
 	/* One stage: decide() built for it, without the loops over stages. */
 	if (nr_stages <= 1)

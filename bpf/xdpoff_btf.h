@@ -80,6 +80,9 @@ struct xdpoff_rule_val_btf {
 	__u16	pad;
 	__u32	mask_id;
 	struct xdpoff_fields_btf fields;
+	struct xdpoff_fields_btf mask;
+	__u32	words;
+	__u32	pad2;
 };
 
 struct xdpoff_mask_btf {
@@ -167,6 +170,9 @@ XDPOFF_BTF_SAME(xdpoff_rule_val_btf, xdpoff_rule_val, eth_val);
 XDPOFF_BTF_SAME(xdpoff_rule_val_btf, xdpoff_rule_val, pad);
 XDPOFF_BTF_SAME(xdpoff_rule_val_btf, xdpoff_rule_val, mask_id);
 XDPOFF_BTF_SAME(xdpoff_rule_val_btf, xdpoff_rule_val, fields);
+XDPOFF_BTF_SAME(xdpoff_rule_val_btf, xdpoff_rule_val, mask);
+XDPOFF_BTF_SAME(xdpoff_rule_val_btf, xdpoff_rule_val, words);
+XDPOFF_BTF_SAME(xdpoff_rule_val_btf, xdpoff_rule_val, pad2);
 _Static_assert(sizeof(struct xdpoff_rule_val_btf) ==
 	       sizeof(struct xdpoff_rule_val), "rule value sizes differ");
 

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * xdpoff XDP program, part 2 of 3: the classifier, a tuple-space search.
- * Per active mask: the hash of the frame's fields under it, the mask's
- * filter bit, the rules map's entry of the hash, whose mask id and fields
- * must be the frame's; per stage the earliest such rule is the best.
+ * xdpoff XDP program, part 2 of 3: the classifier, a tuple-space search
+ * over tables (xdpoff/xdpoff.h).  Per active table: the hash of the
+ * frame's fields under its mask, the table's filter bit, the rules map's
+ * entry of the hash, whose table id must be this one and whose fields
+ * the frame's under the rule's own mask; per stage the earliest such rule
+ * is the best.
  * Included once, by xdpoff.bpf.c, after the maps.
  */
 #ifndef __XDPOFF_CLASSIFY_H
@@ -15,11 +17,11 @@ _Static_assert(XDPOFF_FIELD_WORDS == 9, "lookup_rule() walks 9 words");
  * Word n of the hash, and of the compare: cases of a switch on the mask's
  * last word + 1 that fall through down to word 0, so a mask of the first
  * words (an nft rule on IPv4 addresses and ports) does not test the others.
- * The hash skips the words the mask does not use (a zero word of the mask:
- * xdpoff_mask_words() sets the bits of the others, which the module's
- * hash tests); the compare need not test for them: a rule's fields are
- * zero outside its mask (the module installs no rule whose key has bits
- * there), and so is the masked frame.
+ * The hash skips the words the table's mask does not use (a zero word of
+ * the mask: xdpoff_mask_words() sets the bits of the others, which the
+ * module's hash tests); the compare, under the rule's own mask, need not
+ * test for them: a rule's fields are zero outside its mask (the module
+ * installs no rule whose key has bits there), and so is the masked frame.
  */
 #define HASH_WORD(n)							\
 	case (n) + 1:							\
@@ -29,31 +31,31 @@ _Static_assert(XDPOFF_FIELD_WORDS == 9, "lookup_rule() walks 9 words");
 		/* fallthrough */
 #define SAME_WORD(n)							\
 	case (n) + 1:							\
-		if ((src[n] & msk[n]) != v[n])				\
+		if ((src[n] & rmsk[n]) != v[n])				\
 			return 0;					\
 		/* fallthrough */
 
 /*
- * Whether the rule @val is of mask @m and its fields are those of frame
- * @f masked with @m.  The words are read as volatile: the compiler would
- * keep them all in registers across the map lookup (and the mask loop),
- * and spill them past the stack's 512 bytes.  So is the mask's last word,
- * read again here: kept from the hash's switch, the verifier would walk
- * everything in between once for each of its values, past its
- * 1,000,000-instruction limit.
+ * Whether the rule @val is of table @m and its fields are those of frame
+ * @f under the rule's own mask.  The frame's words are read as volatile:
+ * the compiler would keep them all in registers across the map lookup
+ * (and the table loop), and spill them past the stack's 512 bytes.  The
+ * rule's mask and last word come from the map value, read here: a scalar
+ * kept from the hash's switch, the verifier would walk everything in
+ * between once for each of its values, past its 1,000,000-instruction
+ * limit.
  */
 static __always_inline int same_rule(const struct xdpoff_rule_val *val,
 				     const struct xdpoff_fields *f,
 				     const struct xdpoff_mask *m)
 {
 	const volatile __u64 *src = (const volatile __u64 *)f;
-	const volatile __u64 *msk = (const volatile __u64 *)&m->mask;
-	const volatile __u32 *words = &m->words;
+	const __u64 *rmsk = (const __u64 *)&val->mask;
 	const __u64 *v = (const __u64 *)&val->fields;
 
 	if (val->mask_id != m->id)
 		return 0;
-	switch (XDPOFF_WORDS_LAST(*words)) {
+	switch (XDPOFF_WORDS_LAST(val->words)) {
 	SAME_WORD(8) SAME_WORD(7) SAME_WORD(6) SAME_WORD(5) SAME_WORD(4)
 	SAME_WORD(3) SAME_WORD(2) SAME_WORD(1) SAME_WORD(0)
 	}
@@ -188,26 +190,56 @@ static __always_inline int out_of_range(const struct xdpoff_mask *m,
 }
 
 /*
- * The tuple-space search over the mask slots [0, @nr): per stage, the
- * earliest rule that matches @f in @best (whose orders and unknowns come
- * set to NO_MATCH), and the earliest order a mask @f cannot be looked up
- * in may hold (the mask needs one of the XDPOFF_U_* bits of @unknown).
- * @key is the lookups' scratch space.
+ * The tables a frame @f may match a rule of (xdpoff/xdpoff.h, the address
+ * index), of the @nr in use: all of them while they are few, or while the
+ * parser could not determine the frame's fields (@unknown), which the
+ * index reads; else those the index gives for its addresses.
  */
-static __always_inline void classify(__u64 nr, const struct xdpoff_fields *f,
+static __always_inline __u64 tables_of(const struct xdpoff_meta *meta,
+				       __u64 nr, const struct xdpoff_fields *f,
+				       long unknown)
+{
+	__u64 s, d;	/* 64-bit: loads of u32 that need no zero extension */
+	__u32 k, *v;
+
+	if (nr < XDPOFF_INDEX_MIN_TABLES || unknown)
+		return meta->tables;
+	k = bpf_ntohl(f->saddr[0]) >> (32 - XDPOFF_INDEX_BITS);
+	v = bpf_map_lookup_elem(&xdpoff_index, &k);
+	s = v ? *v : ~0ULL;
+	k = XDPOFF_INDEX_DADDR + (bpf_ntohl(f->daddr[0]) >> (32 - XDPOFF_INDEX_BITS));
+	v = bpf_map_lookup_elem(&xdpoff_index, &k);
+	d = v ? *v : ~0ULL;
+	s |= meta->index_any[0];
+	d |= meta->index_any[1];
+	return s & d & meta->tables;
+}
+
+/*
+ * The tuple-space search over the tables whose bits @tables has
+ * (tables_of()): per stage, the earliest rule that matches @f in @best
+ * (whose orders and unknowns come set to NO_MATCH), and the earliest
+ * order a table @f cannot be looked up in may hold (the table needs one
+ * of the XDPOFF_U_* bits of @unknown).  @key is the lookups' scratch
+ * space.
+ */
+static __always_inline void classify(__u64 tables,
+				     const struct xdpoff_fields *f,
 				     long unknown, struct stage_best *best,
 				     struct xdpoff_rule_key *key)
 {
 	__u64 mi;	/* 64-bit: no zero extension at every turn */
 
-	for (mi = 0; mi < XDPOFF_MAX_MASKS && mi < nr; mi++) {
+	for (mi = 0; mi < XDPOFF_MAX_MASKS && tables; mi++, tables >>= 1) {
 		struct xdpoff_rule_val *val;
 		struct xdpoff_mask *m;
 		__u32 slot = mi;	/* on the stack for the helper; mi stays a register */
 		__u32 st;
 
+		if (!(tables & 1))
+			continue;
 		m = bpf_map_lookup_elem(&xdpoff_masks, &slot);
-		if (!m || !m->active)
+		if (!m)
 			continue;
 		st = m->stage & (XDPOFF_MAX_STAGES - 1);
 		/* No rule of the mask can beat its stage's best so far. */

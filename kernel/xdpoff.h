@@ -52,7 +52,7 @@ struct xdpoff_range {
 	u16			dport_min, dport_max;
 };
 
-/* The module's copy of one mask slot of the masks map. */
+/* The module's copy of one mask slot of the masks map: a table. */
 struct xdpoff_mask_slot {
 	struct xdpoff_fields	mask;
 	struct xdpoff_range	range;
@@ -61,6 +61,7 @@ struct xdpoff_mask_slot {
 	u64			min_order;	/* no rule of it is earlier */
 	u32			id;		/* slot + 1 */
 	u32			refcnt;		/* rules using it; 0: free */
+	u32			longer;		/* of them, of a longer mask */
 	/*
 	 * xdpoff_mask.dups: 1 + the highest dup its entries had since it
 	 * last had none above 0; nr_dups: its entries of a dup above 0.
@@ -77,6 +78,14 @@ struct xdpoff_mask_slot {
 	 */
 	u64			*filter;	/* XDPOFF_FILTER_WORDS */
 	u16			*filter_refs;	/* 1 << XDPOFF_FILTER_BITS */
+	/*
+	 * Per element of the address index, the entries of the table that
+	 * set its bit there (sticky at U16_MAX, as the filter's); per
+	 * address, those that set it in index_any.  Allocated with the
+	 * filter.
+	 */
+	u16			*index_refs;	/* XDPOFF_INDEX_ENTRIES */
+	u32			any_refs[2];
 };
 
 /* A device handed over by `xdpoff attach`. */
@@ -98,6 +107,8 @@ struct xdpoff_dev {
 
 	struct xdpoff_mask_slot	mask_slots[XDPOFF_MAX_MASKS];
 	u32			nr_masks;	/* highest used slot + 1 */
+	u32			tables;		/* xdpoff_meta.tables */
+	u32			index_any[2];	/* xdpoff_meta.index_any */
 
 	/*
 	 * Stats slots (elements of the stats array), max_rules bits each: in
@@ -214,9 +225,10 @@ struct xdpoff_rule {
 	struct xdpoff_rule_key	key;		/* of its rules map entry */
 	u64			hash;		/* xdpoff_key_hash(): key, filter */
 	struct xdpoff_rule_val	val;		/* val.fields: its fields */
-	u32			mask_slot;
+	u32			mask_slot;	/* its table */
 	struct xdpoff_dev	*fwd_dev;	/* redirect target, referenced */
 	bool			never;		/* cannot match on this device */
+	bool			longer;		/* its mask is longer than its table's */
 	bool			installed;	/* owns the entry of key */
 	u64			reported_pkts;
 	u64			reported_bytes;
@@ -326,14 +338,20 @@ extern u32 xdpoff_fail_permille;
 extern bool xdpoff_fault_armed;
 void xdpoff_meta_hold(struct xdpoff_dev *xdev, bool hold);
 void xdpoff_meta_sync(struct xdpoff_dev *xdev);
-int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
+int xdpoff_mask_new(struct xdpoff_dev *xdev, u32 stage,
 		    const struct xdpoff_fields *mask,
 		    const struct xdpoff_range *range, u32 needs, u64 order,
 		    u32 *slot, struct netlink_ext_ack *extack);
+int xdpoff_mask_ref(struct xdpoff_dev *xdev, u32 slot, u64 order,
+		    struct netlink_ext_ack *extack);
 void xdpoff_mask_put(struct xdpoff_dev *xdev, u32 slot);
 void xdpoff_filter_get(struct xdpoff_dev *xdev, u32 slot, u64 hash);
 void xdpoff_filter_put(struct xdpoff_dev *xdev, u32 slot, u64 hash);
 void xdpoff_filter_free(struct xdpoff_dev *xdev);
+void xdpoff_index_get(struct xdpoff_dev *xdev, u32 slot,
+		      const struct xdpoff_rule_val *val);
+void xdpoff_index_put(struct xdpoff_dev *xdev, u32 slot,
+		      const struct xdpoff_rule_val *val);
 int xdpoff_mask_dup_get(struct xdpoff_dev *xdev, u32 slot, u32 dup);
 void xdpoff_mask_dup_put(struct xdpoff_dev *xdev, u32 slot, u32 dup);
 void xdpoff_map_delete(struct bpf_map *map, const void *key);

@@ -23,6 +23,7 @@
 
 #include <linux/bitmap.h>
 #include <linux/bpf.h>
+#include <linux/mm.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
 #include <linux/slab.h>
@@ -75,7 +76,7 @@ static void xdpoff_dev_release(struct kref *ref)
 	xdpoff_filter_free(xdev);
 	for (i = 0; i < XDPOFF_MAX_MASKS; i++)
 		WARN_ON_ONCE(xdev->mask_slots[i].refcnt);
-	kfree(xdev);
+	kvfree(xdev);
 }
 
 /* Caller holds xdpoff_lock. */
@@ -88,7 +89,7 @@ static struct xdpoff_dev *xdpoff_dev_alloc(struct bpf_map *maps[XDPOFF_NR_MAPS])
 {
 	struct xdpoff_dev *xdev;
 
-	xdev = kzalloc(sizeof(*xdev), GFP_KERNEL);
+	xdev = kvzalloc(sizeof(*xdev), GFP_KERNEL);
 	if (!xdev)
 		return NULL;
 	xdev->max_rules = maps[XDPOFF_MAPI_RULES]->max_entries;
@@ -98,7 +99,7 @@ static struct xdpoff_dev *xdpoff_dev_alloc(struct bpf_map *maps[XDPOFF_NR_MAPS])
 	if (!xdev->stats_used || !xdev->slots_dirty) {
 		bitmap_free(xdev->stats_used);
 		bitmap_free(xdev->slots_dirty);
-		kfree(xdev);
+		kvfree(xdev);
 		return NULL;
 	}
 	xdev->seed = get_random_u64();

@@ -55,6 +55,10 @@ int xdpoff_maps_validate(struct bpf_map *maps[XDPOFF_NR_MAPS],
 		NL_SET_ERR_MSG_MOD(extack, "filter map has the wrong size");
 		return -EINVAL;
 	}
+	if (maps[XDPOFF_MAPI_INDEX]->max_entries != XDPOFF_INDEX_ENTRIES) {
+		NL_SET_ERR_MSG_MOD(extack, "index map has the wrong size");
+		return -EINVAL;
+	}
 	if (maps[XDPOFF_MAPI_STATS]->max_entries <
 	    maps[XDPOFF_MAPI_RULES]->max_entries) {
 		NL_SET_ERR_MSG_MOD(extack, "stats map is smaller than rules map");
@@ -173,6 +177,8 @@ static int xdpoff_meta_restore(struct xdpoff_dev *xdev)
 		.software_from = xdpoff_dev_software_from(xdev),
 		.ft_order = xdev->hold ? XDPOFF_ORDER_NONE : xdev->ft_order,
 		.seed = xdev->seed,
+		.tables = xdev->hold ? 0 : xdev->tables,
+		.index_any = { xdev->index_any[0], xdev->index_any[1] },
 	};
 	u32 zero = 0;
 
@@ -255,12 +261,37 @@ static void xdpoff_mask_clear(struct xdpoff_dev *xdev, u32 slot)
 }
 
 /*
- * Find the slot holding @mask, or install @mask in a free slot.  A new slot
- * is written inactive first and activated by a second write that changes
- * only the active word, so no frame uses a half-written mask.  A slot freed
- * earlier may still be read by frames in flight: reuse waits a grace period.
+ * A rule of order @order joins the table in @slot.  min_order only goes
+ * down while the table lives: a stale, earlier bound only makes XDP leave
+ * more frames to software.
  */
-int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
+int xdpoff_mask_ref(struct xdpoff_dev *xdev, u32 slot, u64 order,
+		    struct netlink_ext_ack *extack)
+{
+	struct xdpoff_mask_slot *ms = &xdev->mask_slots[slot];
+	u64 old = ms->min_order;
+	int err;
+
+	if (order < ms->min_order) {
+		ms->min_order = order;
+		err = xdpoff_mask_write(xdev, slot, true);
+		if (err) {
+			ms->min_order = old;
+			NL_SET_ERR_MSG_MOD(extack, "failed to write the masks map");
+			return err;
+		}
+	}
+	ms->refcnt++;
+	return 0;
+}
+
+/*
+ * Open a table of @mask in a free slot, for a rule of order @order.  The
+ * slot is written whole first, then its bit set in meta's tables, so no
+ * frame uses a half-written table.  A slot freed earlier may still be read
+ * by frames in flight: reuse waits a grace period.
+ */
+int xdpoff_mask_new(struct xdpoff_dev *xdev, u32 stage,
 		    const struct xdpoff_fields *mask,
 		    const struct xdpoff_range *range, u32 needs, u64 order,
 		    u32 *slot, struct netlink_ext_ack *extack)
@@ -269,38 +300,12 @@ int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
 	int free = -1, err;
 	u32 i, nr_masks;
 
-	for (i = 0; i < XDPOFF_MAX_MASKS; i++) {
-		ms = &xdev->mask_slots[i];
-		if (!ms->refcnt) {
-			if (free < 0)
-				free = i;
-			continue;
-		}
-		if (ms->stage == stage && ms->needs == needs &&
-		    !memcmp(&ms->mask, mask, sizeof(*mask)) &&
-		    !memcmp(&ms->range, range, sizeof(*range))) {
-			/*
-			 * min_order only goes down while the slot lives: a
-			 * stale, earlier bound only makes XDP leave more
-			 * frames to software.
-			 */
-			if (order < ms->min_order) {
-				u64 old = ms->min_order;
-
-				ms->min_order = order;
-				err = xdpoff_mask_write(xdev, i, true);
-				if (err) {
-					ms->min_order = old;
-					goto err_msg;
-				}
-			}
-			ms->refcnt++;
-			*slot = i;
-			return 0;
-		}
-	}
+	for (i = 0; i < XDPOFF_MAX_MASKS && free < 0; i++)
+		if (!xdev->mask_slots[i].refcnt)
+			free = i;
 	if (free < 0) {
-		NL_SET_ERR_MSG_MOD(extack, "too many distinct match masks");
+		NL_SET_ERR_MSG_MOD(extack,
+				   "too many distinct match masks: no table of the 32 takes this rule's");
 		return -ENOSPC;
 	}
 
@@ -310,11 +315,15 @@ int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
 				      GFP_KERNEL);
 		ms->filter_refs = kvcalloc(1U << XDPOFF_FILTER_BITS,
 					   sizeof(u16), GFP_KERNEL);
-		if (!ms->filter || !ms->filter_refs) {
+		ms->index_refs = kvcalloc(XDPOFF_INDEX_ENTRIES, sizeof(u16),
+					  GFP_KERNEL);
+		if (!ms->filter || !ms->filter_refs || !ms->index_refs) {
 			kvfree(ms->filter);
 			kvfree(ms->filter_refs);
+			kvfree(ms->index_refs);
 			ms->filter = NULL;
 			ms->filter_refs = NULL;
+			ms->index_refs = NULL;
 			NL_SET_ERR_MSG_MOD(extack, "out of memory for a mask's filter");
 			return -ENOMEM;
 		}
@@ -328,20 +337,18 @@ int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
 	ms->min_order = order;
 	ms->dups = 1;
 	ms->nr_dups = 0;
+	ms->longer = 0;
 	/* Deterministic, so a failed batch leaves the maps as they were. */
 	ms->id = free + 1;
-	err = xdpoff_mask_write(xdev, free, false);
+	err = xdpoff_mask_write(xdev, free, true);
 	if (err)
 		goto err_msg;
 	ms->used_before = true;
+	/* The element is whole: frames look the table up from here on. */
 	nr_masks = xdev->nr_masks;
-	if (free >= xdev->nr_masks) {
-		xdev->nr_masks = free + 1;
-		err = xdpoff_meta_write(xdev);
-		if (err)
-			goto err_clear;
-	}
-	err = xdpoff_mask_write(xdev, free, true);
+	xdev->nr_masks = max(nr_masks, (u32)free + 1);
+	xdev->tables |= BIT(free);
+	err = xdpoff_meta_write(xdev);
 	if (err)
 		goto err_clear;
 	ms->refcnt = 1;
@@ -349,12 +356,11 @@ int xdpoff_mask_get(struct xdpoff_dev *xdev, u32 stage,
 	return 0;
 
 err_clear:
-	/* Leave the maps as they were: the slot zeroed, nr_masks back. */
+	/* Leave the maps as they were: the slot zeroed, meta back. */
+	xdev->tables &= ~BIT(free);
+	xdev->nr_masks = nr_masks;
+	xdpoff_meta_restore(xdev);
 	xdpoff_mask_clear(xdev, free);
-	if (xdev->nr_masks != nr_masks) {
-		xdev->nr_masks = nr_masks;
-		xdpoff_meta_restore(xdev);
-	}
 err_msg:
 	NL_SET_ERR_MSG_MOD(extack, "failed to write the masks map");
 	return err;
@@ -401,7 +407,80 @@ void xdpoff_filter_free(struct xdpoff_dev *xdev)
 	for (i = 0; i < XDPOFF_MAX_MASKS; i++) {
 		kvfree(xdev->mask_slots[i].filter);
 		kvfree(xdev->mask_slots[i].filter_refs);
+		kvfree(xdev->mask_slots[i].index_refs);
 	}
+}
+
+/*
+ * The address index (xdpoff/xdpoff.h).  Its elements are set and cleared
+ * in place, one u32 store each, which a frame reads before or after: the
+ * bit of table @slot in element @i.
+ */
+static void xdpoff_index_bit(struct xdpoff_dev *xdev, u32 i, u32 slot,
+			     bool set)
+{
+	struct bpf_map *map = xdpoff_map(xdev, INDEX);
+	u32 *v;
+
+	rcu_read_lock();
+	v = map->ops->map_lookup_elem(map, &i);
+	if (!WARN_ON_ONCE(!v))
+		WRITE_ONCE(*v, set ? *v | BIT(slot) : *v & ~BIT(slot));
+	rcu_read_unlock();
+}
+
+/*
+ * An entry @val of the table in @slot comes (@add) or goes: for each
+ * address, the bit of every element of the index whose 16 bits it can
+ * match, or of index_any (xdpoff_index_span()).  Set before the entry is
+ * written, cleared after it is deleted, as the filter's.
+ */
+static void xdpoff_index_update(struct xdpoff_dev *xdev, u32 slot,
+				const struct xdpoff_rule_val *val, bool add)
+{
+	struct xdpoff_mask_slot *ms = &xdev->mask_slots[slot];
+	u32 k16, free, s;
+	int a;
+
+	for (a = 0; a < 2; a++) {
+		if (!xdpoff_index_span(&val->mask, &val->fields, a, &k16,
+				       &free)) {
+			if (add ? ms->any_refs[a]++ :
+			    WARN_ON_ONCE(!ms->any_refs[a]) || --ms->any_refs[a])
+				continue;
+			if (add)
+				xdev->index_any[a] |= BIT(slot);
+			else
+				xdev->index_any[a] &= ~BIT(slot);
+			xdpoff_meta_restore(xdev);
+			continue;
+		}
+		/* Every s within free, from 0 up and back to 0. */
+		s = 0;
+		do {
+			u32 i = a * XDPOFF_INDEX_DADDR + (k16 | s);
+			u16 *refs = &ms->index_refs[i];
+
+			s = (s - free) & free;
+			if (*refs == U16_MAX)
+				continue;
+			if (add ? (*refs)++ : WARN_ON_ONCE(!*refs) || --*refs)
+				continue;
+			xdpoff_index_bit(xdev, i, slot, add);
+		} while (s);
+	}
+}
+
+void xdpoff_index_get(struct xdpoff_dev *xdev, u32 slot,
+		      const struct xdpoff_rule_val *val)
+{
+	xdpoff_index_update(xdev, slot, val, true);
+}
+
+void xdpoff_index_put(struct xdpoff_dev *xdev, u32 slot,
+		      const struct xdpoff_rule_val *val)
+{
+	xdpoff_index_update(xdev, slot, val, false);
 }
 
 /*
@@ -458,6 +537,8 @@ void xdpoff_mask_put(struct xdpoff_dev *xdev, u32 slot)
 	if (WARN_ON_ONCE(!ms->refcnt) || --ms->refcnt)
 		return;
 
+	xdev->tables &= ~BIT(slot);
+	xdpoff_meta_restore(xdev);
 	xdpoff_mask_clear(xdev, slot);
 	while (xdev->nr_masks && !xdev->mask_slots[xdev->nr_masks - 1].refcnt)
 		xdev->nr_masks--;

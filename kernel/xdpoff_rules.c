@@ -7,6 +7,7 @@
  */
 
 #include <linux/bitmap.h>
+#include <linux/bitops.h>
 #include <linux/bpf.h>
 #include <linux/slab.h>
 
@@ -28,11 +29,119 @@ struct xdpoff_rule *xdpoff_rule_find(struct xdpoff_dev *xdev,
 	return NULL;
 }
 
+/* In the same table with the same mask and fields: one entry for both. */
 static bool xdpoff_same_match(const struct xdpoff_rule *a,
 			      const struct xdpoff_rule *b)
 {
 	return a->val.mask_id == b->val.mask_id &&
+	       !memcmp(&a->val.mask, &b->val.mask, sizeof(a->val.mask)) &&
 	       !memcmp(&a->val.fields, &b->val.fields, sizeof(a->val.fields));
+}
+
+/* The hash of the key of fields @key in the table in @slot. */
+static u64 xdpoff_table_hash(struct xdpoff_dev *xdev, u32 slot,
+			     const struct xdpoff_fields *key)
+{
+	const struct xdpoff_mask_slot *ms = &xdev->mask_slots[slot];
+	struct xdpoff_fields tk;
+
+	xdpoff_fields_and(&tk, key, &ms->mask);
+	return xdpoff_key_hash(xdev->seed, ms->id, xdpoff_mask_words(&ms->mask),
+			       &tk);
+}
+
+/*
+ * The rule that has the key of fields @key in the table in @slot (a
+ * table holds one rule per key, and the rules that share its entry), or
+ * NULL.
+ */
+static struct xdpoff_rule *xdpoff_table_holder(struct xdpoff_dev *xdev,
+					       u32 slot,
+					       const struct xdpoff_fields *key)
+{
+	const struct xdpoff_fields *tm = &xdev->mask_slots[slot].mask;
+	u32 hash = (u32)xdpoff_table_hash(xdev, slot, key);
+	struct xdpoff_fields a, b;
+	struct xdpoff_rule *o;
+
+	xdpoff_fields_and(&a, key, tm);
+	hash_for_each_possible(xdev->by_key, o, key_node, hash) {
+		if (o->mask_slot != slot || o->key.hash != hash)
+			continue;
+		xdpoff_fields_and(&b, &o->val.fields, tm);
+		if (!memcmp(&a, &b, sizeof(a)))
+			return o;
+	}
+	return NULL;
+}
+
+static u32 xdpoff_mask_bits(const struct xdpoff_fields *m)
+{
+	const u64 *w = (const u64 *)m;
+	u32 i, bits = 0;
+
+	for (i = 0; i < XDPOFF_FIELD_WORDS; i++)
+		bits += hweight64(w[i]);
+	return bits;
+}
+
+/*
+ * The table for a rule of match @m in @stage (xdpoff/xdpoff.h, Tables):
+ * the one that holds the same mask and fields already, so the rules
+ * share the entry; else, of the tables of the stage whose mask is within
+ * @m's, the one of the longest mask that has the rule's key free and
+ * room for it; else a new table of xdpoff_table_mask() of @m's mask, or
+ * of @m's own where one of that mask could not take it or has no room
+ * for longer rules.  Returns the
+ * table's slot, referenced, or a negative errno.
+ */
+static int xdpoff_rule_table(struct xdpoff_dev *xdev, u32 stage,
+			     const struct xdpoff_match *m, u64 order,
+			     struct netlink_ext_ack *extack)
+{
+	struct xdpoff_fields tmask;
+	struct xdpoff_rule *o;
+	int i, best = -1, err;
+	u32 slot;
+
+	xdpoff_table_mask(&m->mask, &tmask);
+	for (i = 0; i < XDPOFF_MAX_MASKS; i++) {
+		struct xdpoff_mask_slot *ms = &xdev->mask_slots[i];
+		bool own;
+
+		if (!ms->refcnt || ms->stage != stage || ms->needs != m->needs ||
+		    memcmp(&ms->range, &m->range, sizeof(ms->range)) ||
+		    !xdpoff_mask_within(&ms->mask, &m->mask))
+			continue;
+		if (!memcmp(&ms->mask, &tmask, sizeof(tmask)))
+			tmask = m->mask;
+		o = xdpoff_table_holder(xdev, i, &m->key);
+		if (o) {
+			if (!memcmp(&o->val.mask, &m->mask, sizeof(m->mask)) &&
+			    !memcmp(&o->val.fields, &m->key, sizeof(m->key)))
+				goto ref;
+			continue;
+		}
+		own = !memcmp(&ms->mask, &m->mask, sizeof(m->mask));
+		if (!own && ms->longer >= xdpoff_table_room(&ms->mask))
+			continue;
+		if (best < 0 || xdpoff_mask_bits(&ms->mask) >
+				xdpoff_mask_bits(&xdev->mask_slots[best].mask))
+			best = i;
+	}
+	if (best >= 0) {
+		i = best;
+		goto ref;
+	}
+	/* A cut mask that takes no longer rule cannot take this one either. */
+	if (!xdpoff_table_room(&tmask))
+		tmask = m->mask;
+	err = xdpoff_mask_new(xdev, stage, &tmask, &m->range, m->needs, order,
+			      &slot, extack);
+	return err ? err : slot;
+ref:
+	err = xdpoff_mask_ref(xdev, i, order, extack);
+	return err ? err : i;
 }
 
 /*
@@ -150,8 +259,8 @@ static void xdpoff_rule_unfwd(struct xdpoff_rule *r)
 /*
  * Write @r's entry in the rules map, unless an earlier rule with the same
  * mask and fields owns it; a later owner gives it up to @r (the entry's
- * value replaced at once).  A new entry raises its mask's dups and sets
- * its filter bit first, so no frame misses it.
+ * value replaced at once).  A new entry raises its table's dups and sets
+ * its filter and index bits first, so no frame misses it.
  */
 static int xdpoff_rule_install(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
 			       struct netlink_ext_ack *extack)
@@ -177,9 +286,11 @@ static int xdpoff_rule_install(struct xdpoff_dev *xdev, struct xdpoff_rule *r,
 	if (err)
 		goto err_msg;
 	xdpoff_filter_get(xdev, r->mask_slot, r->hash);
+	xdpoff_index_get(xdev, r->mask_slot, &r->val);
 	err = xdpoff_map_update(xdpoff_map(xdev, RULES), &r->key, &r->val,
 				BPF_NOEXIST);
 	if (err) {
+		xdpoff_index_put(xdev, r->mask_slot, &r->val);
 		xdpoff_filter_put(xdev, r->mask_slot, r->hash);
 		xdpoff_mask_dup_put(xdev, r->mask_slot, r->key.dup);
 		goto err_msg;
@@ -234,15 +345,19 @@ static int __xdpoff_rule_add(struct xdpoff_port *port,
 	if (r->never)
 		goto out_add;
 
-	err = xdpoff_mask_get(xdev, port->stage, &m->mask, &m->range,
-			      m->needs, r->val.order, &r->mask_slot, extack);
-	if (err)
+	err = xdpoff_rule_table(xdev, port->stage, m, r->val.order, extack);
+	if (err < 0)
 		goto err_unfwd;
+	r->mask_slot = err;
 	r->val.fields = m->key;
+	r->val.mask = m->mask;
+	r->val.words = xdpoff_mask_words(&m->mask);
 	r->val.mask_id = xdev->mask_slots[r->mask_slot].id;
-	r->hash = xdpoff_key_hash(xdev->seed, r->val.mask_id,
-				  xdpoff_mask_words(&m->mask), &m->key);
+	r->hash = xdpoff_table_hash(xdev, r->mask_slot, &m->key);
 	r->key.hash = (u32)r->hash;
+	r->longer = memcmp(&xdev->mask_slots[r->mask_slot].mask, &m->mask,
+			   sizeof(m->mask)) != 0;
+	xdev->mask_slots[r->mask_slot].longer += r->longer;
 
 	/* One per rule, and nr_rules is below max_rules: cannot fail. */
 	err = xdpoff_stats_slot_get(xdev, &r->val.stats_slot);
@@ -265,6 +380,7 @@ out_add:
 err_free_stats:
 	xdpoff_stats_slot_put(xdev, r->val.stats_slot);
 err_put_mask:
+	xdev->mask_slots[r->mask_slot].longer -= r->longer;
 	xdpoff_mask_put(xdev, r->mask_slot);
 err_unfwd:
 	xdpoff_rule_unfwd(r);
@@ -301,6 +417,7 @@ static void xdpoff_rule_unpublish(struct xdpoff_dev *xdev,
 		return;
 	}
 	xdpoff_map_delete(xdpoff_map(xdev, RULES), &r->key);
+	xdpoff_index_put(xdev, r->mask_slot, &r->val);
 	xdpoff_filter_put(xdev, r->mask_slot, r->hash);
 	xdpoff_mask_dup_put(xdev, r->mask_slot, r->key.dup);
 }
@@ -320,6 +437,7 @@ void xdpoff_rule_del(struct xdpoff_dev *xdev, struct xdpoff_rule *r)
 		xdpoff_rule_unpublish(xdev, r);
 	/* Its stats slot is free after a grace period. */
 	xdpoff_stats_slot_put(xdev, r->val.stats_slot);
+	xdev->mask_slots[r->mask_slot].longer -= r->longer;
 	xdpoff_mask_put(xdev, r->mask_slot);
 out_free:
 	xdpoff_rule_unfwd(r);

@@ -181,7 +181,7 @@ static void sb_u16(struct sbuf *b, const char *proto, const char *field,
  */
 void format_match(const struct rule *r, char *out, size_t size)
 {
-	const struct xdpoff_fields *v = &r->val.fields, *m = r->mask;
+	const struct xdpoff_fields *v = &r->val.fields, *m = &r->val.mask;
 	bool ports = m->sport || m->dport;
 	bool addrs = !is_zero(m->saddr, sizeof(m->saddr)) ||
 		     !is_zero(m->daddr, sizeof(m->daddr));
@@ -359,7 +359,7 @@ void print_dev_text(const struct dev_info *d)
 		       d->xdp.generic ? "generic mode, " : "", d->xdp.run_prio);
 	else if (d->attached_id == d->prog_id && d->xdp.generic)
 		printf(" (generic mode)");
-	printf(", %zu rule%s, %u mask%s", d->nr_rules,
+	printf(", %zu rule%s, %u table%s", d->nr_rules,
 	       plural(d->nr_rules), d->nr_masks, plural(d->nr_masks));
 	if (d->kinfo)
 		printf(", %u block%s", d->kinfo->nr_blocks,

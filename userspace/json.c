@@ -96,7 +96,7 @@ static void json_num(bool *first, const char *key, unsigned int v,
 
 static void print_match_json(const struct rule *r)
 {
-	const struct xdpoff_fields *v = &r->val.fields, *m = r->mask;
+	const struct xdpoff_fields *v = &r->val.fields, *m = &r->val.mask;
 	bool first = true;
 
 	putchar('{');
@@ -153,7 +153,7 @@ void print_dev_json(const struct dev_info *d)
 	if (d->xdp.libxdp)
 		json_u64(&first, "run_prio", d->xdp.run_prio);
 	json_u64(&first, "max_rules", d->max_rules);
-	json_u64(&first, "masks", d->nr_masks);
+	json_u64(&first, "tables", d->nr_masks);
 	if (d->kinfo)
 		json_u64(&first, "blocks", d->kinfo->nr_blocks);
 	if (d->kinfo && d->kinfo->last_error[0]) {

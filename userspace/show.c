@@ -229,7 +229,7 @@ struct rules_ctx {
 
 /*
  * One entry of the rules map, an offloaded rule, at the end of d->rules;
- * kept if its mask is active (the module writes the mask first), with its
+ * kept if its table is active (the module writes the table first), with its
  * counters.
  */
 static int add_rule(void *ctx, const void *key, const void *val)
@@ -250,8 +250,7 @@ static int add_rule(void *ctx, const void *key, const void *val)
 	memset(r, 0, sizeof(*r));
 	memcpy(&r->val, val, sizeof(r->val));
 	r->slot = find_mask(d, r->val.mask_id);
-	r->mask = r->slot ? &r->slot->mask : NULL;
-	if (!r->mask) {
+	if (!r->slot) {
 		pr_debug("%s: rule with inactive mask %u skipped\n",
 			 d->name, r->val.mask_id);
 		return 0;

@@ -17,8 +17,7 @@
 
 struct rule {
 	struct xdpoff_rule_val		val;
-	const struct xdpoff_fields	*mask;
-	const struct xdpoff_mask	*slot;	/* mask, ranges */
+	const struct xdpoff_mask	*slot;	/* its table: ranges */
 	__u64				packets;
 	__u64				bytes;
 	__u64				consumed_packets;

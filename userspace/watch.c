@@ -43,7 +43,7 @@ static double rate(__u64 now, __u64 before, double secs)
 	return now >= before && secs > 0 ? (now - before) / secs : 0;
 }
 
-/* The same rule in the snapshot before: slot, order, mask and fields alike. */
+/* The same rule in the snapshot before: slot, order, table, mask and fields alike. */
 static const struct rule *rule_before(const struct dev_info *d,
 				      const struct rule *r)
 {
@@ -53,6 +53,7 @@ static const struct rule *rule_before(const struct dev_info *d,
 		if (p->val.stats_slot == r->val.stats_slot &&
 		    p->val.order == r->val.order &&
 		    p->val.mask_id == r->val.mask_id &&
+		    !memcmp(&p->val.mask, &r->val.mask, sizeof(r->val.mask)) &&
 		    !memcmp(&p->val.fields, &r->val.fields,
 			    sizeof(r->val.fields)))
 			return p;

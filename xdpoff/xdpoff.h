@@ -7,18 +7,24 @@
  * -target bpf and by the host compiler.  The including file provides
  * __u8/__u16/__u32/__u64/__be16/__be32 (linux/types.h in all three).
  *
- * Classification is a tuple-space search.  Every distinct mask the module
- * has seen occupies one slot of the masks array; every offloaded rule is
- * one entry of the rules map, a BPF hash map (`bpftool map dump` lists
- * exactly the offloaded rules), keyed by a 32-bit hash of the mask id and
- * of the frame fields & mask, whose value holds the masked fields
- * themselves.  The XDP program masks the parsed frame with every active
- * mask, hashes only the words the mask uses, looks the key up, compares
- * the fields and keeps the match with the lowest order: the earliest rule
- * wins, as in software.  Rules whose hashes are alike take the next
+ * Classification is a tuple-space search over tables, TupleMerge's way.
+ * A table is one slot of the masks array: a mask, and the rules filed
+ * under it.  Every offloaded rule is one entry of the rules map, a BPF
+ * hash map (`bpftool map dump` lists exactly the offloaded rules), keyed
+ * by a 32-bit hash of its table's id and of its fields & the table's
+ * mask; the value holds the rule's own mask and masked fields.  A rule
+ * goes into a table whose mask is within its own (xdpoff_mask_within():
+ * its address prefixes as long or shorter, the rest the same), so ip
+ * saddr prefixes of many lengths share a few tables instead of one each.
+ * The XDP program masks the parsed frame with every active table's mask,
+ * hashes only the words the mask uses, looks the key up, compares the
+ * frame under the rule's own mask and keeps the match with the lowest
+ * order: the earliest rule wins, as in software.  A table holds one rule
+ * per key (fields & table mask), so the first entry of a key that matches
+ * is the only one.  Rules whose hashes are alike take the next
  * xdpoff_rule_key.dup, so no rule is ever refused for another's hash.  A
- * bit filter per mask (xdpoff_filter) says which hashes some rule of the
- * mask has, so a mask the frame cannot match costs no map lookup, mostly.
+ * bit filter per table (xdpoff_filter) says which hashes some rule of the
+ * table has, so a table the frame cannot match costs no map lookup, mostly.
  * Offloaded flowtable flows are entries of the flows map, a BPF hash map
  * keyed by the flow's tuple.
  */
@@ -40,7 +46,7 @@
  */
 #define XDPOFF_RUN_PRIO		200
 
-/* Mask slots scanned per frame; bounds the XDP loop. */
+/* Tables (mask slots) scanned per frame; bounds the XDP loop. */
 #ifndef XDPOFF_MAX_MASKS
 #define XDPOFF_MAX_MASKS	32
 #endif
@@ -222,6 +228,19 @@ static inline __u32 xdpoff_mask_words(const struct xdpoff_fields *mask)
 	return words | last << XDPOFF_WORDS_LAST_SHIFT;
 }
 
+/* @d = @a & @b, word by word. */
+static inline void xdpoff_fields_and(struct xdpoff_fields *d,
+				     const struct xdpoff_fields *a,
+				     const struct xdpoff_fields *b)
+{
+	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
+	__u64 *z = (__u64 *)d;
+	__u32 i;
+
+	for (i = 0; i < XDPOFF_FIELD_WORDS; i++)
+		z[i] = x[i] & y[i];
+}
+
 /* @fields already masked. */
 static inline __u64 xdpoff_key_hash(__u64 seed, __u32 mask_id, __u32 words,
 				    const struct xdpoff_fields *fields)
@@ -234,6 +253,162 @@ static inline __u64 xdpoff_key_hash(__u64 seed, __u32 mask_id, __u32 words,
 		if (words & (1U << i))
 			h = xdpoff_hash_word(h, f[i]);
 	return h;
+}
+
+/*
+ * Tables.  A rule of mask @r may go into a table of mask @t when @t is
+ * within @r: the same outside ip saddr and daddr, and there a subset of
+ * @r's bits.  A frame that matches the rule has the rule's fields & @t
+ * under @t, so it finds the rule under the table's key, and the XDP
+ * program compares it under the rule's own mask.  The module files a rule
+ * into the table of the longest mask within its own that has its key
+ * free (a table holds one rule per key: the first entry of a key that
+ * matches is the only one) and room (xdpoff_table_room()); where none
+ * does, it opens a table of xdpoff_table_mask() of the rule's mask.
+ */
+#define XDPOFF_ADDR_START	__builtin_offsetof(struct xdpoff_fields, saddr)
+#define XDPOFF_ADDR_END		(__builtin_offsetof(struct xdpoff_fields, daddr) + 16)
+
+static inline int xdpoff_mask_within(const struct xdpoff_fields *t,
+				     const struct xdpoff_fields *r)
+{
+	const __u8 *a = (const __u8 *)t, *b = (const __u8 *)r;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(*t); i++) {
+		if (i >= XDPOFF_ADDR_START && i < XDPOFF_ADDR_END) {
+			if (a[i] & ~b[i])
+				return 0;
+		} else if (a[i] != b[i]) {
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* The length of the prefix the 16 bytes at @f are, or -1 if not one. */
+static inline int xdpoff_prefix_len(const __u8 *f)
+{
+	int i, len = -1;
+
+	for (i = 0; i < 128; i++) {
+		int bit = (f[i / 8] >> (7 - i % 8)) & 1;
+
+		if (len < 0 && !bit)
+			len = i;
+		else if (len >= 0 && bit)
+			return -1;
+	}
+	return len < 0 ? 128 : len;
+}
+
+static inline void xdpoff_set_prefix(__u8 *f, int len)
+{
+	int i;
+
+	for (i = 0; i < 16; i++, len -= 8)
+		f[i] = len >= 8 ? 0xff : len > 0 ? (__u8)(0xff00 >> len) : 0;
+}
+
+/*
+ * The mask of a table opened for a rule of mask @r: @r with its address
+ * prefixes cut to a multiple of 8 bits, so that prefixes of the lengths
+ * up to the next multiple share it.  A mask whose addresses are not
+ * prefixes (tc flower takes any) stays as it is there.
+ */
+static inline void xdpoff_table_mask(const struct xdpoff_fields *r,
+				     struct xdpoff_fields *t)
+{
+	__u8 *a = (__u8 *)t;
+	unsigned int f;
+	int len;
+
+	*t = *r;
+	for (f = XDPOFF_ADDR_START; f < XDPOFF_ADDR_END; f += 16) {
+		len = xdpoff_prefix_len(a + f);
+		if (len > 0)
+			xdpoff_set_prefix(a + f, len & ~7);
+	}
+}
+
+/*
+ * How many rules of a longer mask than its own a table of mask @t takes.
+ * A frame whose key under @t is one of theirs passes the filter and costs
+ * a lookup of the rules map, matched or not: at most one key in four of
+ * the table's addresses and ports are theirs (a /8 table takes 64 rules of
+ * /9 to /15).  Rules of the table's own mask cost a lookup only to frames
+ * they match.
+ */
+/* The bits set in @b (no popcount: the kernel's build may lack it). */
+static inline unsigned int xdpoff_bits8(__u8 b)
+{
+	unsigned int n = 0;
+
+	for (; b; b &= b - 1)
+		n++;
+	return n;
+}
+
+static inline __u32 xdpoff_table_room(const struct xdpoff_fields *t)
+{
+	const __u8 *a = (const __u8 *)t;
+	unsigned int i, bits = 0;
+
+	for (i = XDPOFF_ADDR_START; i < XDPOFF_ADDR_END; i++)
+		bits += xdpoff_bits8(a[i]);
+	a = (const __u8 *)&t->sport;	/* and dport */
+	for (i = 0; i < 4; i++)
+		bits += xdpoff_bits8(a[i]);
+	if (bits >= 26)
+		return 1U << 24;
+	return bits < 2 ? 0 : 1U << (bits - 2);
+}
+
+/*
+ * The address index: which tables may hold a rule that a frame matches,
+ * by the top 16 bits of its ip saddr and daddr (an IPv4 address's first
+ * two bytes, an IPv6 address's first two).  Element [p] of xdpoff_index
+ * (p = the saddr's 16 bits) has bit t set while table t holds an entry
+ * whose own mask and fields let a frame with those bits match it; element
+ * [XDPOFF_INDEX_DADDR + p] likewise for the daddr.  An entry that fixes
+ * fewer than XDPOFF_INDEX_MIN_BITS of an address's 16 bits (it would set
+ * more than 256 elements), none of them included, sets its table's bit in
+ * xdpoff_meta.index_any[0] (saddr) or [1] (daddr) instead.  A frame whose
+ * fields the parser determined looks up only the tables of
+ *
+ *   (index[saddr] | index_any[0]) & (index[daddr] | index_any[1])
+ *
+ * which for a prefix blocklist are the tables with a prefix near the
+ * frame's address, not all: a table it skips costs it nothing.  With fewer
+ * than XDPOFF_INDEX_MIN_TABLES tables, every table is looked up anyway.
+ */
+#define XDPOFF_INDEX_BITS	16
+#define XDPOFF_INDEX_DADDR	(1U << XDPOFF_INDEX_BITS)
+#define XDPOFF_INDEX_ENTRIES	(2U << XDPOFF_INDEX_BITS)
+#define XDPOFF_INDEX_MIN_BITS	8
+#define XDPOFF_INDEX_MIN_TABLES	3
+
+/*
+ * What an entry of mask @mask and fields @fields sets in the index for
+ * address @a (0: saddr, 1: daddr): 0 if it fixes fewer than
+ * XDPOFF_INDEX_MIN_BITS of the address's top 16 bits (its table's bit in
+ * index_any[a]); else 1, with the values of the bits it fixes in *@k16
+ * and the bits it leaves free in *@free: the bit of elements
+ * a * XDPOFF_INDEX_DADDR + (k16 | s) for every s within free.
+ */
+static inline int xdpoff_index_span(const struct xdpoff_fields *mask,
+				    const struct xdpoff_fields *fields, int a,
+				    __u32 *k16, __u32 *free)
+{
+	const __u8 *m = (const __u8 *)(a ? mask->daddr : mask->saddr);
+	const __u8 *k = (const __u8 *)(a ? fields->daddr : fields->saddr);
+	__u32 m16 = (__u32)m[0] << 8 | m[1];
+
+	if (xdpoff_bits8(m[0]) + xdpoff_bits8(m[1]) < XDPOFF_INDEX_MIN_BITS)
+		return 0;
+	*k16 = ((__u32)k[0] << 8 | k[1]) & m16;
+	*free = ~m16 & 0xffff;
+	return 1;
 }
 
 /* Rule actions. */
@@ -321,15 +496,21 @@ struct xdpoff_rule_val {
 	__u8	eth_keep[12];	/* dst, src */
 	__u8	eth_val[12];
 	__u16	pad;
-	__u32	mask_id;	/* xdpoff_mask.id of the rule's mask */
+	__u32	mask_id;	/* xdpoff_mask.id of the rule's table */
 	struct xdpoff_fields fields; /* the rule's: frame fields & mask */
+	struct xdpoff_fields mask;   /* the rule's own, within its table's */
+	__u32	words;		/* xdpoff_mask_words(&mask) */
+	__u32	pad2;
 };
 
-/* Value of the masks array; slots [0, xdpoff_meta.nr_masks) are scanned. */
+/*
+ * Value of the masks array, a table; slots [0, xdpoff_meta.nr_masks) are
+ * scanned.
+ */
 struct xdpoff_mask {
 	struct xdpoff_fields	mask;
 	__u32			id;	/* xdpoff_rule_val.mask_id, != 0 */
-	__u32			active;	/* 0: skip the slot */
+	__u32			active;	/* as its bit of xdpoff_meta.tables */
 	__u32			needs;	/* XDPOFF_U_* the mask depends on */
 	__u32			stage;	/* the stage of its rules */
 	/*
@@ -376,6 +557,13 @@ struct xdpoff_meta {
 	 */
 	__u64	ft_order;
 	__u64	seed;		/* of xdpoff_key_hash(), random per device */
+	/*
+	 * Bit t: table t is looked up (its masks element is complete).  The
+	 * element's active word says the same to readers of the map.
+	 */
+	__u32	tables;
+	__u32	index_any[2];	/* the address index's (above) */
+	__u32	pad;
 };
 #define XDPOFF_ORDER_NONE	(~0ULL)
 
@@ -617,6 +805,7 @@ enum xdpoff_attr {
 	XDPOFF_ATTR_JIFFIES,
 	XDPOFF_ATTR_HZ,
 	XDPOFF_ATTR_PAD,
+	XDPOFF_ATTR_INDEX_FD,		/* u32: fd of the address index array */
 	__XDPOFF_ATTR_MAX,
 };
 #define XDPOFF_ATTR_MAX (__XDPOFF_ATTR_MAX - 1)
@@ -646,7 +835,9 @@ enum xdpoff_attr {
 	X(FLOWS,  xdpoff_flows,  XDPOFF_ATTR_FLOWS_FD,			\
 	  BPF_MAP_TYPE_HASH, struct xdpoff_flow_key, struct xdpoff_flow_val) \
 	X(FILTER, xdpoff_filter, XDPOFF_ATTR_FILTER_FD,			\
-	  BPF_MAP_TYPE_ARRAY, __u32, __u64)
+	  BPF_MAP_TYPE_ARRAY, __u32, __u64)				\
+	X(INDEX,  xdpoff_index,  XDPOFF_ATTR_INDEX_FD,			\
+	  BPF_MAP_TYPE_ARRAY, __u32, __u32)
 
 #define XDPOFF_MAP_INDEX(id, name, attr, type_, key_, val_) XDPOFF_MAPI_##id,
 enum xdpoff_map_index {

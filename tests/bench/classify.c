@@ -5,7 +5,8 @@
  * guest.sh calls it): it loads the XDP program into the running kernel,
  * without attaching it to any device.
  *
- * Usage: classify [--repeat R] [--runs K] [--libxdp DEV] RULES:MASKS|flows:N...
+ * Usage: classify [--repeat R] [--runs K] [--libxdp DEV]
+ *                 RULES:MASKS[d][n]|flows:N|prog:ID:NAME...
  *
  * 0:0 runs no classifier but a program that returns XDP_DROP at once:
  * BPF_PROG_TEST_RUN's own count per run, which every other figure holds.
@@ -15,24 +16,29 @@
  * --max-rules` would), fills the maps the way the module does, and times
  * K runs of R repetitions on one 64-byte UDP frame.  One line per run:
  *
- *   classify rules=N masks=M repeat=R ns=X retval=1
+ *   classify rules=N masks=M [sets=distinct] [match=none] tables=T repeat=R ns=X retval=1
  *
  * The maps, as kernel/xdpoff_maps.c and kernel/xdpoff_rules.c write them:
- *  - mask slot i (0..M-1): active, id i+1; matches EtherType IPv4, the
- *    flags the parser sets (IPv4, protocol, ports; no VLAN tag), protocol
- *    UDP, ip daddr /32, udp dport, and ip saddr/i: M distinct masks.
- *  - rule j (0..N-2) of mask slot j % M, ip daddr 10.0.0.0 + j: never
- *    matches the frame; rule N-1, the last in order, of slot M-1: matches
- *    it.
+ *  - M rule masks (mask_of_class()): all match EtherType IPv4, the flags
+ *    the parser sets and ip daddr /32; they differ in the length of an ip
+ *    saddr prefix (/0 to /M-1), or with d in their field sets, which no
+ *    table can share.
+ *  - rule j (0..N-2) of mask j % M, ip daddr 10.0.0.0 + j: never matches
+ *    the frame; rule N-1, the last in order, of mask M-1: matches it
+ *    (with n: it does not either, ip daddr 10.0.0.0 + N-1).
+ *  - the rules filed into tables (mask slots) as the module files them
+ *    (file_rule()): the prefix masks share one table, their keys under
+ *    its mask (/0) differing still in ip daddr; distinct field sets take
+ *    one table each, T in all.
  *  - each rule an entry of the rules hash map, keyed by its key hash and
  *    the lowest dup free (xdpoff_rule_key), its stats slot j, its bit set
- *    in its mask slot's filter; each mask's dups 1 + its highest dup;
- *    xdpoff_meta.nr_masks = M.
- * The program looks every active mask up (it keeps the earliest match, so
- * it cannot stop at the first), hence every one of the M masks costs a
- * hash and a filter test, those whose filter has the frame's bit a lookup
- * of the rules map, and the verdict comes from the last rule: XDP_DROP
- * (retval 1), checked.
+ *    in its table's filter; each table's dups 1 + its highest dup;
+ *    xdpoff_meta.nr_masks = T.
+ * The program looks every active table up (it keeps the earliest match,
+ * so it cannot stop at the first), hence every one of the T tables costs
+ * a hash and a filter test, those whose filter has the frame's bit a
+ * lookup of the rules map, and the verdict comes from the last rule:
+ * XDP_DROP (retval 1), or with n XDP_PASS (2), checked.
  *
  * With --libxdp DEV the program is loaded the way `xdpoff attach` loads
  * it by default, as one of the programs of libxdp's dispatcher on DEV
@@ -97,28 +103,32 @@ static __be32 prefix(int len)
 	return len ? htonl(~0U << (32 - len)) : 0;
 }
 
-static void mask_of_slot(struct xdpoff_fields *m, int slot)
+/*
+ * The mask of rule class @k: EtherType IPv4, the flags the parser sets
+ * (IPv4, protocol, ports; no VLAN tag), ip daddr /32, and either (@distinct
+ * clear) protocol UDP, udp dport and ip saddr/k, masks that differ in a
+ * prefix length only, or (@distinct set) a field set of its own, which no
+ * table can share: a subset of ttl, sport, dport, protocol and tos, by
+ * the bits of k.
+ */
+static void mask_of_class(struct xdpoff_fields *m, int k, int distinct)
 {
 	memset(m, 0, sizeof(*m));
 	m->n_proto = htons(0xffff);
-	m->ip_proto = 0xff;
 	m->flags = XDPOFF_F_IPV4 | XDPOFF_F_PROTO | XDPOFF_F_L4 |
 		   XDPOFF_F_VLAN;
-	m->saddr[0] = prefix(slot);
 	m->daddr[0] = prefix(32);
-	m->dport = htons(0xffff);
-}
-
-static void fields_and(struct xdpoff_fields *out,
-		       const struct xdpoff_fields *a,
-		       const struct xdpoff_fields *b)
-{
-	const __u8 *pa = (const void *)a, *pb = (const void *)b;
-	__u8 *po = (void *)out;
-	size_t i;
-
-	for (i = 0; i < sizeof(*out); i++)
-		po[i] = pa[i] & pb[i];
+	if (!distinct) {
+		m->ip_proto = 0xff;
+		m->saddr[0] = prefix(k);
+		m->dport = htons(0xffff);
+		return;
+	}
+	m->ttl = k & 1 ? 0xff : 0;
+	m->sport = k & 2 ? htons(0xffff) : 0;
+	m->dport = k & 4 ? htons(0xffff) : 0;
+	m->ip_proto = k & 8 ? 0xff : 0;
+	m->tos = k & 16 ? 0xff : 0;
 }
 
 /* Mask slot @i, id i + 1, as kernel/xdpoff_maps.c writes it. */
@@ -133,22 +143,114 @@ static int write_mask(int fd, unsigned int i, const struct xdpoff_fields *mask,
 	return bpf_map_update_elem(fd, &i, &m, BPF_ANY);
 }
 
+/* A table of fill(), as the module's struct xdpoff_mask_slot. */
+struct table {
+	struct xdpoff_fields	mask;
+	__u32			longer;
+	__u32			dups;
+};
+
+static unsigned int mask_bits(const struct xdpoff_fields *m)
+{
+	const __u8 *b = (const void *)m;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < sizeof(*m); i++)
+		n += xdpoff_bits8(b[i]);
+	return n;
+}
+
+/*
+ * The table of a rule of mask @rmask, filed as kernel/xdpoff_rules.c's
+ * xdpoff_rule_table() files it, for rules whose keys are all distinct (a
+ * key is never taken): a new table is written inactive.  -1: none left.
+ */
+static int file_rule(int masks_fd, struct table *t, unsigned int *nt,
+		     const struct xdpoff_fields *rmask, __u64 seed)
+{
+	struct xdpoff_fields tmask;
+	int i, best = -1;
+
+	xdpoff_table_mask(rmask, &tmask);
+	for (i = 0; i < (int)*nt; i++) {
+		if (!xdpoff_mask_within(&t[i].mask, rmask))
+			continue;
+		if (!memcmp(&t[i].mask, &tmask, sizeof(tmask)))
+			tmask = *rmask;
+		if (memcmp(&t[i].mask, rmask, sizeof(*rmask)) &&
+		    t[i].longer >= xdpoff_table_room(&t[i].mask))
+			continue;
+		if (best < 0 || mask_bits(&t[i].mask) > mask_bits(&t[best].mask))
+			best = i;
+	}
+	if (best < 0) {
+		if (*nt == XDPOFF_MAX_MASKS)
+			return -1;
+		if (!xdpoff_table_room(&tmask))
+			tmask = *rmask;
+		best = (*nt)++;
+		t[best].mask = tmask;
+		t[best].longer = 0;
+		t[best].dups = 1;
+		if (write_mask(masks_fd, best, &tmask, seed, 1, 0))
+			return -1;
+	}
+	if (memcmp(&t[best].mask, rmask, sizeof(*rmask)))
+		t[best].longer++;
+	return best;
+}
+
+/*
+ * The address index's bits of the entry @val of table @slot, as the
+ * module's xdpoff_index_update() sets them; @any: index_any.
+ */
+static int index_add(int fd, __u32 any[2], int slot,
+		     const struct xdpoff_rule_val *val)
+{
+	__u32 k16, free, s, i, bits;
+	int a;
+
+	for (a = 0; a < 2; a++) {
+		if (!xdpoff_index_span(&val->mask, &val->fields, a, &k16, &free)) {
+			any[a] |= 1U << slot;
+			continue;
+		}
+		s = 0;
+		do {
+			i = a * XDPOFF_INDEX_DADDR + (k16 | s);
+			s = (s - free) & free;
+			if (bpf_map_lookup_elem(fd, &i, &bits))
+				return -1;
+			bits |= 1U << slot;
+			if (bpf_map_update_elem(fd, &i, &bits, BPF_ANY))
+				return -1;
+		} while (s);
+	}
+	return 0;
+}
+
+/*
+ * Fill the maps with @rules rules of @classes masks, the last of which
+ * matches the frame unless @none; the tables in @nt.
+ */
 static int fill(struct xdpoff_bpf *skel, unsigned int rules,
-		unsigned int masks)
+		unsigned int classes, int distinct, int none, unsigned int *nt)
 {
 	int rules_fd = bpf_map__fd(skel->maps.xdpoff_rules);
 	int masks_fd = bpf_map__fd(skel->maps.xdpoff_masks);
 	int meta_fd = bpf_map__fd(skel->maps.xdpoff_meta);
 	int filter_fd = bpf_map__fd(skel->maps.xdpoff_filter);
-	struct xdpoff_meta meta = { .nr_masks = masks,
-				     .software_from = XDPOFF_ORDER_NONE,
+	int index_fd = bpf_map__fd(skel->maps.xdpoff_index);
+	__u32 any[2] = { 0, 0 };
+	struct xdpoff_meta meta = { .software_from = XDPOFF_ORDER_NONE,
 				     .ft_order = XDPOFF_ORDER_NONE,
 				     .seed = bench_seed,
 				     .nr_stages = 1 };
 	struct xdpoff_fields frame = {}, mask[XDPOFF_MAX_MASKS];
-	__u32 dups[XDPOFF_MAX_MASKS];
+	struct table t[XDPOFF_MAX_MASKS];
 	unsigned int i, j, idx, zero = 0;
 	__u64 bits, h;
+	int slot;
 
 	/* What the XDP parser extracts from make_frame()'s frame. */
 	memcpy(frame.dmac, dmac, ETH_ALEN);
@@ -160,36 +262,38 @@ static int fill(struct xdpoff_bpf *skel, unsigned int rules,
 	frame.daddr[0] = htonl(DADDR);
 	frame.sport = htons(PORT);
 	frame.dport = htons(PORT);
+	frame.ttl = 64;		/* tos 0 */
 
-	/* Masks first, inactive, then the rules, then activate: the
+	for (i = 0; i < classes; i++)
+		mask_of_class(&mask[i], i, distinct);
+
+	/* Tables first, inactive, then the rules, then activate: the
 	 * module's order (no frame runs here anyway).
 	 */
-	for (i = 0; i < masks; i++) {
-		mask_of_slot(&mask[i], i);
-		dups[i] = 1;
-		if (write_mask(masks_fd, i, &mask[i], meta.seed, 1, 0))
-			return -errno;
-	}
-	if (bpf_map_update_elem(meta_fd, &zero, &meta, BPF_ANY))
-		return -errno;
-
+	*nt = 0;
 	for (j = 0; j < rules; j++) {
-		unsigned int slot = j == rules - 1 ? masks - 1 : j % masks;
+		unsigned int k = j == rules - 1 ? classes - 1 : j % classes;
 		struct xdpoff_rule_key key = {};
 		struct xdpoff_rule_val val = {
 			/* nft, prio 10, bind order 0x7fff (the term 0), handle j+1 */
 			.order = xdpoff_order_nft(10, 0x7fff, j + 1),
 			.stats_slot = j,
 			.action = XDPOFF_ACT_DROP,
-			.mask_id = slot + 1,
+			.mask = mask[k],
+			.words = xdpoff_mask_words(&mask[k]),
 		};
-		struct xdpoff_fields f = frame;
+		struct xdpoff_fields f = frame, tk;
 
-		if (j != rules - 1)
+		slot = file_rule(masks_fd, t, nt, &mask[k], meta.seed);
+		if (slot < 0)
+			return -ENOSPC;
+		val.mask_id = slot + 1;
+		if (j != rules - 1 || none)
 			f.daddr[0] = htonl(0x0a000000 + j);
-		fields_and(&val.fields, &f, &mask[slot]);
+		xdpoff_fields_and(&val.fields, &f, &mask[k]);
+		xdpoff_fields_and(&tk, &f, &t[slot].mask);
 		h = xdpoff_key_hash(meta.seed, val.mask_id,
-				    xdpoff_mask_words(&mask[slot]), &val.fields);
+				    xdpoff_mask_words(&t[slot].mask), &tk);
 		key.hash = (__u32)h;
 		idx = xdpoff_filter_index(slot, h);
 		if (bpf_map_lookup_elem(filter_fd, &idx, &bits))
@@ -206,12 +310,20 @@ static int fill(struct xdpoff_bpf *skel, unsigned int rules,
 			}
 			key.dup++;
 		}
-		if (key.dup >= dups[slot])
-			dups[slot] = key.dup + 1;
+		if (key.dup >= t[slot].dups)
+			t[slot].dups = key.dup + 1;
+		if (index_add(index_fd, any, slot, &val))
+			return -errno;
 	}
 
-	for (i = 0; i < masks; i++)
-		if (write_mask(masks_fd, i, &mask[i], meta.seed, dups[i], 1))
+	meta.nr_masks = *nt;
+	meta.tables = (__u32)((1ULL << *nt) - 1);
+	meta.index_any[0] = any[0];
+	meta.index_any[1] = any[1];
+	if (bpf_map_update_elem(meta_fd, &zero, &meta, BPF_ANY))
+		return -errno;
+	for (i = 0; i < *nt; i++)
+		if (write_mask(masks_fd, i, &t[i].mask, meta.seed, t[i].dups, 1))
 			return -errno;
 	return 0;
 }
@@ -277,9 +389,12 @@ static int test_run(int prog_fd, __u8 *frame, unsigned int repeat,
 	return 0;
 }
 
-static int bench(unsigned int rules, unsigned int masks, unsigned int repeat,
-		 int runs, int libxdp_ifindex)
+static int bench(unsigned int rules, unsigned int masks, int distinct,
+		 int none, unsigned int repeat, int runs, int libxdp_ifindex)
 {
+	const char *kind = distinct ? " sets=distinct" : "";
+	__u32 expect = none ? XDP_PASS : XDP_DROP;
+	unsigned int tables = 0;
 	unsigned int cap = rules > XDPOFF_DEFAULT_MAX_RULES ?
 			   rules : XDPOFF_DEFAULT_MAX_RULES;
 	struct xdp_program *xp = NULL;
@@ -312,7 +427,7 @@ static int bench(unsigned int rules, unsigned int masks, unsigned int repeat,
 		fprintf(stderr, "classify: load: %s\n", strerror(-err));
 		goto out;
 	}
-	err = rules ? fill(skel, rules, masks) : 0;
+	err = rules ? fill(skel, rules, masks, distinct, none, &tables) : 0;
 	if (err) {
 		fprintf(stderr, "classify: filling the maps: %s\n",
 			strerror(-err));
@@ -323,13 +438,13 @@ static int bench(unsigned int rules, unsigned int masks, unsigned int repeat,
 		err = test_run(prog_fd, frame, repeat, &ns, &retval);
 		if (err)
 			goto out;
-		printf("classify rules=%u masks=%u repeat=%u ns=%u retval=%u%s\n",
-		       rules, masks, repeat, ns, retval,
-		       libxdp_ifindex ? " libxdp=1" : "");
+		printf("classify rules=%u masks=%u%s%s tables=%u repeat=%u ns=%u retval=%u%s\n",
+		       rules, masks, kind, none ? " match=none" : "", tables,
+		       repeat, ns, retval, libxdp_ifindex ? " libxdp=1" : "");
 		fflush(stdout);
-		if (retval != XDP_DROP) {
-			fprintf(stderr, "classify: rules=%u masks=%u: verdict %u, expected XDP_DROP\n",
-				rules, masks, retval);
+		if (retval != expect) {
+			fprintf(stderr, "classify: rules=%u masks=%u: verdict %u, expected %u\n",
+				rules, masks, retval, expect);
 			err = -1;
 			goto out;
 		}
@@ -514,7 +629,7 @@ static int bench_peer(unsigned int id, const char *name, unsigned int repeat,
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: classify [--repeat R] [--runs K] [--seed S] [--libxdp DEV] RULES:MASKS|flows:N|prog:ID:NAME...\n");
+	fprintf(stderr, "usage: classify [--repeat R] [--runs K] [--seed S] [--libxdp DEV] RULES:MASKS[d]|flows:N|prog:ID:NAME...\n");
 	exit(2);
 }
 
@@ -543,7 +658,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (; i < argc; i++) {
-		char name[64];
+		char name[64], opt[8];
 
 		if (sscanf(argv[i], "prog:%u:%63s", &rules, name) == 2) {
 			if (bench_peer(rules, name, repeat, runs))
@@ -555,11 +670,14 @@ int main(int argc, char **argv)
 				fails++;
 			continue;
 		}
-		if (sscanf(argv[i], "%u:%u", &rules, &masks) != 2 ||
+		opt[0] = 0;
+		if (sscanf(argv[i], "%u:%u%7s", &rules, &masks, opt) < 2 ||
+		    strspn(opt, "dn") != strlen(opt) ||
 		    masks > XDPOFF_MAX_MASKS || masks > rules ||
 		    (rules && !masks) || (!rules && libxdp_ifindex))
 			usage();
-		if (bench(rules, masks, repeat, runs, libxdp_ifindex))
+		if (bench(rules, masks, !!strchr(opt, 'd'), !!strchr(opt, 'n'),
+			  repeat, runs, libxdp_ifindex))
 			fails++;
 	}
 	return fails ? 1 : 0;

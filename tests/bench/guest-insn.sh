@@ -22,7 +22,7 @@
 # last rep a perf window (cpu-clock samples fall every 1,003,000
 # instructions: where the instructions go).
 
-INSN_MODES="limit xdpoff-1 xdpoff-1k xdpoff-10k8m xdpoff-1k32m xdpoff-generic xdpfilter-1 xdpfilter-1k nft-sw tc-sw none"
+INSN_MODES="limit xdpoff-1 xdpoff-1k xdpoff-10k8m xdpoff-1k32m xdpoff-generic xdpfilter-1 xdpfilter-1k nft-sw tc-sw none xdpoff-blocklist xdpoff-blocklist-none nft-sw-blocklist nft-sw-blocklist-none"
 INSN_FWD_MODES="fwd-limit ft-offload ft-sw nft-fwd route"
 
 # feed REQUEST...: ask tests/bench/feed.py on the host; prints its reply.
@@ -45,11 +45,12 @@ feed() {
 	die "feeder: no answer to '$*'"
 }
 
-# feed_start DEV DST FLOWS: frames to DEV's MAC, UDP 198.18.0.1 -> DST
-# port 9, source ports 10000..10000+FLOWS-1, as fast as the guest takes them.
+# feed_start DEV DST FLOWS [SRC]: frames to DEV's MAC, UDP SRC (198.18.0.1)
+# -> DST port 9, source ports 10000..10000+FLOWS-1, as fast as the guest
+# takes them.
 feed_start() {
 	feed start flows="$3" dmac="$(cat /sys/class/net/$1/address)" \
-		smac=52:54:00:00:00:00 src=$SADDR dst="$2" dport=$PORT
+		smac=52:54:00:00:00:00 src="${4:-$SADDR}" dst="$2" dport=$PORT
 }
 
 # insn_window SECONDS: "vsecs=S frames=N insn=I busy_pct=P xdp_frac=F"
@@ -126,7 +127,11 @@ sec_insn() {
 		[ "$PERF" = 1 ] && [ "$REP" = "$REPS" ] && perf_start
 		for mode in $(modes $INSN_MODES); do
 			mode_up "$mode"
-			feed_start $RX $DADDR 1
+			# -none: from a source no rule of the blocklist covers
+			case $mode in
+			*-none) feed_start $RX $DADDR 1 $NONE_SADDR ;;
+			*) feed_start $RX $DADDR 1 ;;
+			esac
 			sleep $WARM
 			insn_measure insn "$mode"
 			feed stop
@@ -176,7 +181,9 @@ insn_classify() {
 	[ "$MODE" = smoke ] && grid="1:1 100:8"
 	for v in current baseline; do
 		bin=$CLASSIFY
-		g="0:0 $grid"
+		# 1,000 rules over 32 prefix lengths, matching none; over 32
+		# field sets no table shares (the baseline's classify has neither)
+		g="0:0 $grid 1000:32n 1000:32d"
 		[ $v = baseline ] && bin=$BENCH_BUILD/baseline/classify g=$grid
 		if [ ! -x "$bin" ]; then
 			say "no $v classifier ($bin): tests/bench/run builds it from git"

@@ -270,6 +270,11 @@ make_rulesets() {
 	gen_rules $BIG2 8 1 > $WORK/off10k.nft
 	gen_rules $BIG2 8 0 > $WORK/plain10k.nft
 	gen_rules $BIG1 32 1 > $WORK/off1k32.nft
+	python3 "$HERE/blocklist.py" $RX 1 $SADDR $NONE_SADDR $BLOCK_V4 $BLOCK_V6 \
+		> $WORK/offblock.nft || die "blocklist.py"
+	python3 "$HERE/blocklist.py" $RX 0 $SADDR $NONE_SADDR $BLOCK_V4 $BLOCK_V6 \
+		> $WORK/plainblock.nft || die "blocklist.py"
+	BLOCK_RULES=$((BLOCK_V4 + BLOCK_V6 + 1))
 }
 
 # nft_commit FILE: time one `nft -f FILE`, in ms.

@@ -32,11 +32,17 @@ mode_up() {
 		xdpoff-1k) ms=$(nft_commit $WORK/off1k.nft); rules=$BIG1 ;;
 		xdpoff-10k8m) ms=$(nft_commit $WORK/off10k.nft); rules=$BIG2 ;;
 		xdpoff-1k32m) nft_commit $WORK/off1k32.nft >/dev/null ;;
+		xdpoff-blocklist*)
+			ms=$(nft_commit $WORK/offblock.nft) ||
+				die "the blocklist did not offload"
+			rules=$BLOCK_RULES ;;
 		esac
 		[ -n "${rules:-}" ] &&
 			emit "sec=commit kind=offload rules=$rules rep=$REP ms=$ms" ;;
 	nft-sw)
 		nft -f $WORK/plain1.nft || die "nft" ;;
+	nft-sw-blocklist*)
+		nft -f $WORK/plainblock.nft || die "nft" ;;
 	tc-sw)
 		tc qdisc add dev $RX ingress || die "tc qdisc"
 		tc filter add dev $RX ingress protocol ip prio 10 flower skip_hw \
@@ -70,7 +76,7 @@ mode_down() {
 	xdpoff-*)
 		nft delete table netdev bench
 		"$XDPOFF" detach $RX >/dev/null || die "xdpoff detach $RX" ;;
-	nft-sw) nft delete table netdev bench ;;
+	nft-sw*) nft delete table netdev bench ;;
 	tc-sw) tc qdisc del dev $RX ingress ;;
 	xdpfilter-*) xdp-filter unload $RX ;;
 	esac

@@ -84,6 +84,7 @@ RX_CPU=0		# eth1's interrupt, NAPI and the software paths
 GEN_CPU=1		# pktgen (virtio path), this script, everything else
 SADDR=198.18.0.1	# RFC 2544 benchmarking range, never routed
 DADDR=198.18.0.2
+NONE_SADDR=198.18.0.9	# the source no rule of the blocklist modes matches
 PORT=9
 WORK=/tmp/xdpoff-bench
 
@@ -99,6 +100,8 @@ PERF_FREQ=997		# samples per second of vCPU 0 (guest time)
 BIG1=1000		# rules of xdpoff-1k (1 mask)
 BIG2=10000		# rules of xdpoff-10k8m (8 masks)
 FWD_MANY=1000		# flows of the fwd section's many-flow runs
+BLOCK_V4=10000		# the blocklist modes' IPv4 prefixes (tests/bench/blocklist.py)
+BLOCK_V6=1000		# and IPv6 prefixes
 SECTIONS=virtio,fwd,netif,classify
 ONLY_MODES=		# comma-separated filter of modes (development)
 while [ $# -gt 0 ]; do
@@ -107,7 +110,8 @@ while [ $# -gt 0 ]; do
 		 PERF=0 ;;
 	--smoke) MODE=smoke; REPS=1; DUR=0.5; WARM=0.2; CLS_REPEAT=1000
 		 INSN_CLS_REPEAT=1000
-		 CLS_RUNS=1; PERF=0; BIG1=100; BIG2=200; FWD_MANY=100 ;;
+		 CLS_RUNS=1; PERF=0; BIG1=100; BIG2=200; FWD_MANY=100
+		 BLOCK_V4=200; BLOCK_V6=20 ;;
 	--reps) REPS=$2; shift ;;
 	--dur) DUR=$2; shift ;;
 	--no-perf) PERF=0 ;;

@@ -9,6 +9,16 @@ from report_lib import (
     collect, csv_rows, fmt, num, perf_table, ratio)
 
 
+# tests/bench/classify's kinds of masks: "" prefix lengths, "d" distinct
+# field sets; "n": the frame matches no rule.
+CLS_KIND_NAME = {"": "", "n": " none", "d": " distinct", "dn": " distinct none"}
+
+
+def cls_kind(r):
+    return (("d" if r.get("sets") == "distinct" else "") +
+            ("n" if r.get("match") == "none" else ""))
+
+
 def insn_section(md, csv, recs, missing, out):
     """Instructions per frame (QEMU -icount): the table, the breakdown by
     area, and the _insn ratios."""
@@ -95,13 +105,17 @@ def insn_section(md, csv, recs, missing, out):
 
     # The classifier alone (BPF_PROG_TEST_RUN, instructions per run), now
     # and as it was at the baseline (tests/bench/run: BASELINE_REV).
-    cls = {}
+    cls, cls_tables = {}, {}
+    for r in recs:
+        if r.get("sec") == "insn_cls" and r.get("variant") == "current" and "tables" in r:
+            cls_tables[int(r["rules"]), int(r["masks"]), cls_kind(r)] = r["tables"]
     for r in recs:
         if r.get("sec") == "insn_cls" and r.get("ioa") == "1":
-            cls.setdefault((r["variant"], int(r["rules"]), int(r["masks"])), []).append(num(r["ns"]))
-    points = sorted({(k[1], k[2]) for k in cls if k[1]})
+            cls.setdefault((r["variant"], int(r["rules"]), int(r["masks"]),
+                            cls_kind(r)), []).append(num(r["ns"]))
+    points = sorted({k[1:] for k in cls if k[1]})
     # 0:0, a program that drops at once: BPF_PROG_TEST_RUN's own loop
-    harness_st = Stats(cls.get(("current", 0, 0), []))
+    harness_st = Stats(cls.get(("current", 0, 0, ""), []))
     harness = harness_st.median
     if points:
         base_rev = next((r.get("base") for r in recs if r.get("sec") == "insn_cls"
@@ -114,14 +128,20 @@ def insn_section(md, csv, recs, missing, out):
                   f"{base_rev or '(no baseline built)'}, before issue 16 changed the "
                   "classifier, built from git by tests/bench/run.")
         md.append("")
-        md.append("| rules | masks | now | baseline | now / baseline |")
-        md.append("|---:|---:|---:|---:|---:|")
-        for rules, masks in points:
-            a = Stats(cls.get(("current", rules, masks), []))
-            b = Stats(cls.get(("baseline", rules, masks), []))
-            csv_rows(csv, "insn_cls", "current", "insn_per_run", a, rules, masks)
-            csv_rows(csv, "insn_cls", "baseline", "insn_per_run", b, rules, masks)
-            md.append(f"| {rules:,} | {masks} | {fmt(a.median)} | {fmt(b.median)} | "
+        md.append("Masks: M prefix lengths of ip saddr, or (distinct) M field sets no "
+                  "table can share; none: the frame matches no rule. tables: the "
+                  "tables they fill now.")
+        md.append("")
+        md.append("| rules | masks | tables | now | baseline | now / baseline |")
+        md.append("|---:|---:|---:|---:|---:|---:|")
+        for rules, masks, kind in points:
+            a = Stats(cls.get(("current", rules, masks, kind), []))
+            b = Stats(cls.get(("baseline", rules, masks, kind), []))
+            tag = f"{masks:,}{CLS_KIND_NAME[kind]}"
+            csv_rows(csv, "insn_cls", "current", "insn_per_run", a, rules, tag)
+            csv_rows(csv, "insn_cls", "baseline", "insn_per_run", b, rules, tag)
+            md.append(f"| {rules:,} | {tag} | {cls_tables.get((rules, masks, kind), '-')} | "
+                      f"{fmt(a.median)} | {fmt(b.median)} | "
                       f"{fmt(ratio(a.median, b.median), 3)} |")
         md.append("")
         if harness is not None:
@@ -161,13 +181,23 @@ def insn_section(md, csv, recs, missing, out):
     def med(m, ioa="1"):
         return ins[m, ioa]["insn"].median
 
-    c_now = Stats(cls.get(("current", 1, 1), [])).median
-    c_base = Stats(cls.get(("baseline", 1, 1), [])).median
+    c_now = Stats(cls.get(("current", 1, 1, ""), [])).median
+    c_base = Stats(cls.get(("baseline", 1, 1, ""), [])).median
     # The program's own instructions: less the test run's loop, in both.
     own = (ratio(c_now - harness, c_base - harness)
            if None not in (c_now, c_base, harness) else None)
     ratios = [("prog_1mask_vs_baseline_insn", own, "<= 0.60"),
               ("prog_1mask_vs_baseline_insn_gross", ratio(c_now, c_base), "(report)")]
+    def own_vs_1(kind):
+        """The program's own instructions at 1,000 rules over 32 masks
+        (of kind), over its own at 1 rule."""
+        c = Stats(cls.get(("current", 1000, 32, kind), [])).median
+        return (ratio(c - harness, c_now - harness)
+                if None not in (c, c_now, harness) else None)
+    ratios += [("classify_32prefix_vs_1_insn", own_vs_1(""), "<= 2.0"),
+               ("classify_32prefix_none_vs_1_insn", own_vs_1("n"), "<= 2.0"),
+               ("classify_32distinct_vs_1_insn", own_vs_1("d"),
+                "(report: no merge helps)")]
     p1 = Stats(peer.get("xdpfilter-1", [])).median
     ratios.append(("xdpfilter_vs_xdpoff_prog_insn",
                    ratio(p1 - harness, c_now - harness)
@@ -178,7 +208,17 @@ def insn_section(md, csv, recs, missing, out):
         flim, foff, fsw = (med("fwd:" + m, ioa) for m in ("fwd-limit", "ft-offload", "ft-sw"))
         nft_lim, nft_x = ratio(nft, lim), ratio(nft, x1)
         tc_lim, tc_x = ratio(tc, lim), ratio(tc, x1)
+        blk = med("xdpoff-blocklist", ioa)
         ratios += [
+            ("blocklist_vs_limit_insn" + sfx, ratio(blk, lim), "<= 1.35"),
+            ("blocklist_none_vs_none_insn" + sfx,
+             ratio(med("xdpoff-blocklist-none", ioa), med("none", ioa)),
+             "(report: a frame no rule matches goes up; none: no filter)"),
+            ("nft_sw_blocklist_vs_xdpoff_blocklist_insn" + sfx,
+             ratio(med("nft-sw-blocklist", ioa), blk), "(report: the saving)"),
+            ("nft_sw_blocklist_none_vs_xdpoff_blocklist_none_insn" + sfx,
+             ratio(med("nft-sw-blocklist-none", ioa),
+                   med("xdpoff-blocklist-none", ioa)), "(report)"),
             ("xdpoff_1rule_vs_limit_insn" + sfx, ratio(x1, lim), "<= 1.10"),
             ("xdpoff_10k8m_vs_limit_insn" + sfx, ratio(x10k, lim), "<= 1.30"),
             ("nft_sw_vs_limit_insn" + sfx, nft_lim, "(report: the most an offload saves)"),

@@ -21,13 +21,20 @@ VIRTIO_DESC = {
 
 
 INSN_MODES = ["limit", "xdpoff-1", "xdpoff-1k", "xdpoff-10k8m", "xdpoff-1k32m",
-              "xdpoff-generic", "xdpfilter-1", "xdpfilter-1k", "nft-sw", "tc-sw", "none"]
+              "xdpoff-generic", "xdpfilter-1", "xdpfilter-1k", "nft-sw", "tc-sw", "none",
+              "xdpoff-blocklist", "xdpoff-blocklist-none", "nft-sw-blocklist",
+              "nft-sw-blocklist-none"]
 
 
 INSN_DESC = dict(VIRTIO_DESC, **{
     "xdpoff-1k32m": "xdpoff, 1,000 rules, 32 masks",
     "xdpfilter-1": "xdp-filter (xdp-tools), 1 address rule, native, no dispatcher",
-    "xdpfilter-1k": "xdp-filter (xdp-tools), 1,000 address rules, native, no dispatcher"})
+    "xdpfilter-1k": "xdp-filter (xdp-tools), 1,000 address rules, native, no dispatcher",
+    "xdpoff-blocklist": "xdpoff, blocklist: 10,000 IPv4 prefixes /8-/32, 1,000 IPv6 "
+                        "/16-/128, the frame's source the last rule",
+    "xdpoff-blocklist-none": "xdpoff, the same blocklist, a frame no rule matches (goes up)",
+    "nft-sw-blocklist": "the same blocklist in a software nft chain, the last rule",
+    "nft-sw-blocklist-none": "the same blocklist in software, a frame no rule matches"})
 
 
 NETIF_MODES = ["nft-sw", "tc-sw", "none"]

@@ -132,13 +132,13 @@ control_privileges() {
 	if unpriv unshare -Urn true 2>/dev/null; then
 		check_eq "own user namespace: eth1's ifindex attaches nothing there" \
 			"errno ENODEV" \
-			"$(unpriv unshare -Urn $UNLCTL attach "$IFX" 0 0 0 0 0 0 | cut -d' ' -f1-2)"
+			"$(unpriv unshare -Urn $UNLCTL attach "$IFX" 0 0 0 0 0 0 0 | cut -d' ' -f1-2)"
 		check_eq "own user namespace: detach of eth1's ifindex finds nothing" \
 			"errno ENOENT" \
 			"$(unpriv unshare -Urn $UNLCTL detach "$IFX" | cut -d' ' -f1-2)"
 		check_eq "own user namespace: its lo takes no fds that are no maps" \
 			"errno EINVAL" \
-			"$(unpriv unshare -Urn $UNLCTL attach 1 0 0 0 0 0 0 | cut -d' ' -f1-2)"
+			"$(unpriv unshare -Urn $UNLCTL attach 1 0 0 0 0 0 0 0 | cut -d' ' -f1-2)"
 		check_eq "... eth1 still attached, as it was" "$IFX" "$($NLCTL get)"
 	else
 		for t in "eth1's ifindex attaches nothing there" "detach finds nothing" \

@@ -129,7 +129,7 @@ differential_native() {
 	if ! [ "$rc" = 0 ] || ! [ "${pairs:-0}" -ge "$PAIRS" ]; then
 		for t in "0 decision mismatches" "0 rule counter mismatches" \
 			"plain drops in XDP" "no frame lost" "offload exercised" \
-			"xdp_drops agree" "tc exercised"; do
+			"prefix families exercised" "xdp_drops agree" "tc exercised"; do
 			skip "differential: $t" "difftest did not complete"
 		done
 	else
@@ -147,6 +147,8 @@ differential_native() {
 				test "$(summary tc_rulesets)" -gt 0 -a \
 				"$(summary tc_not_in_hw)" -lt "$(summary tc_filters)"
 		fi
+		check "prefix families exercised: $(summary prefix_rules) rules in $(summary prefix_rulesets) rulesets" \
+			test "$(summary prefix_rulesets)" -gt 0
 		check "virtio-net's xdp_drops agree ($drops >= $(summary xdp_drops))" \
 			test "$drops" -ge "$(summary xdp_drops)" -a "$(summary xdp_drops)" -gt 0
 	fi

@@ -35,24 +35,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# load_rules RULES...: one offloaded chain on eth1 plus the "seen" chain.
-load_rules() {
-	nft flush ruleset
-	{
-		echo "table netdev t {"
-		echo "  chain seen { type filter hook ingress device $RX priority -10; counter comment \"seen\"; }"
-		echo "  chain hw { type filter hook ingress device $RX priority 10; policy accept; flags offload;"
-		printf '    %s\n' "$@"
-		echo "  }"
-		echo "}"
-	} > /tmp/sem.nft
-	nft -f /tmp/sem.nft
-}
-
-seen() { nft_counter netdev t seen seen; }
-
-rule_is() { [ "$(nft_counter netdev t hw "$1")" = "$2" ]; }
-seen_is() { [ "$(seen)" = "$1" ]; }
 
 # key_case NAME RULE -- MATCHING-FRAME-ARGS -- OTHER-FRAME-ARGS
 # The matching frame is dropped by XDP (counted by the rule, not seen);

@@ -43,24 +43,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# nft: the software "seen" chain, plus an offloaded chain with RULES.
-load_nft() {
-	nft flush ruleset
-	{
-		echo "table netdev t {"
-		echo "  chain seen { type filter hook ingress device $RX priority -10; counter comment \"seen\"; }"
-		if [ $# -gt 0 ]; then
-			echo "  chain hw { type filter hook ingress device $RX priority 10; policy accept; flags offload;"
-			printf '    %s\n' "$@"
-			echo "  }"
-		fi
-		echo "}"
-	} > /tmp/tc-nft.nft
-	nft -f /tmp/tc-nft.nft
-}
-seen() { nft_counter netdev t seen seen; }
-seen_is() { [ "$(seen)" = "$1" ]; }
-
 # tcf SELECTOR PREF FIELD: FIELD of the filter of priority PREF:
 #   packets (tc -s, software plus XDP), in_hw (1 or 0), in_hw_count
 # tcf_packets_is PREF N: eth1's ingress filter PREF counted N packets.
@@ -101,7 +83,7 @@ key_case() {
 	shift
 	other=("$@")
 
-	load_nft
+	load_rules
 	# shellcheck disable=SC2086
 	if ! tc_filter prio 10 $keys action drop ||
 	   [ "$(tcf "dev $RX ingress" 10 in_hw)" != 1 ]; then
@@ -189,7 +171,7 @@ tc_keys_l4_vlan() {
 		--vlan 5 $V4 --proto udp -- --vlan 5 --saddr 10.1.2.3 --daddr 10.0.0.3 --proto udp
 
 	# A fragment carries no ports for flower: software decides it.
-	load_nft
+	load_rules
 	tc_filter prio 10 protocol ip flower ip_proto udp dst_port 53 action drop
 	d0=$(xdp_drops $RX)
 	send $TX $RX $V4 --proto udp --dport 53 --mf --count 2
@@ -259,7 +241,7 @@ tc_refusals() {
 # --- priorities ------------------------------------------------------------------------
 tc_priorities() {
 	tc_ingress
-	load_nft
+	load_rules
 	tc filter del dev $RX ingress
 	tc filter add dev $RX ingress prio 1 protocol ip flower ip_proto udp action pass
 	tc filter add dev $RX ingress prio 2 protocol ip flower ip_proto udp dst_port 11 action drop
@@ -267,7 +249,7 @@ tc_priorities() {
 	check "prio 1 pass before prio 2 drop: passes" wait_for seen_is 3
 	check_eq "... counted by the pass filter only" "3 0" \
 		"$(tcf "dev $RX ingress" 1 packets) $(tcf "dev $RX ingress" 2 packets)"
-	load_nft
+	load_rules
 	tc filter del dev $RX ingress
 	tc filter add dev $RX ingress prio 2 protocol ip flower ip_proto udp action pass
 	tc filter add dev $RX ingress prio 1 protocol ip flower ip_proto udp dst_port 11 action drop
@@ -282,7 +264,7 @@ tc_priorities() {
 # --- tc and nft offload on one device -------------------------------------------------
 tc_and_nft() {
 	tc_ingress
-	load_nft 'udp dport 7 counter drop comment "d7"' 'udp dport 8 counter accept comment "a8"'
+	load_rules 'udp dport 7 counter drop comment "d7"' 'udp dport 8 counter accept comment "a8"'
 	tc filter del dev $RX ingress
 	tc filter add dev $RX ingress prio 1 protocol ip flower ip_proto udp dst_port 7 action pass
 	tc filter add dev $RX ingress prio 2 protocol ip flower ip_proto udp dst_port 8 action drop
@@ -301,7 +283,7 @@ tc_and_nft() {
 
 	# vlan pop and go on: the stack pops (XDP must not decide for the nft
 	# chain, which sees the frame without its tag).
-	load_nft 'vlan id 5 counter drop comment "v5"'
+	load_rules 'vlan id 5 counter drop comment "v5"'
 	tc_filter prio 10 protocol 802.1q flower vlan_id 5 action vlan pop
 	if [ "$(tcf "dev $RX ingress" 10 in_hw)" = 1 ]; then
 		ok "vlan pop then continue: in_hw, as a rule for software"
@@ -331,7 +313,7 @@ rcv_is() { [ "$(rcv "$1")" = "$2" ]; }
 redirect_case() {
 	local name=$1 counter=$2 edits=$3 base
 	shift 3
-	load_nft
+	load_rules
 	base=$(rcv "$counter")
 	# shellcheck disable=SC2086
 	tc_filter prio 10 protocol all flower $edits action mirred egress redirect dev eth2
@@ -378,7 +360,7 @@ EOT
 # --- a shared block on eth1 and eth2 -------------------------------------------------
 nrules() { map_count "$1" xdpoff_rules; }
 tc_shared_block() {
-	load_nft
+	load_rules
 	check "block 22 on eth1" tc qdisc add dev $RX ingress_block 22 ingress
 	check "block 22 on eth2" tc qdisc add dev eth2 ingress_block 22 ingress
 	check "filter added once to the block" \

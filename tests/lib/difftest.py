@@ -86,6 +86,8 @@ def main():
                     help="seconds for culprit search and minimization")
     ap.add_argument("--tc", type=float, default=0.0,
                     help="share of rulesets with tc flower filters too")
+    ap.add_argument("--prefix", type=float, default=0.3,
+                    help="share of rulesets led by a prefix family's chain")
     ap.add_argument("--summary", required=True)
     ap.add_argument("--no-xdp-counter", action="store_true",
                     help="HW's driver counts no XDP drops (generic XDP): "
@@ -119,6 +121,7 @@ def main():
     timer = Timer()
     rulesets = pairs = draws = lost = xdp_drops_total = 0
     tc_rulesets = tc_filters = tc_not_in_hw = 0
+    prefix_rulesets = prefix_rules = 0
     refused = {}
     dec_mm = cnt_pkts = cnt_bytes = 0
     dec_examples, cnt_examples, early_missed = [], [], []
@@ -132,7 +135,8 @@ def main():
         n = min(args.frames, args.pairs - pairs)
         macs = batch_macs(rng, n, serial)
         serial += n
-        chains = gen_ruleset(rng, macs, args.max_chains, args.max_rules)
+        chains = gen_ruleset(rng, macs, args.max_chains, args.max_rules,
+                             args.prefix)
         st.tc_rules = gen_tc(rng, macs, rng.randint(1, 4)) \
             if rng.random() < args.tc else []
         frames = gen_frames(rng, chains + (
@@ -153,6 +157,10 @@ def main():
             continue
         rulesets += 1
         pairs += n
+        if any(c.prefix_family for c in chains):
+            prefix_rulesets += 1
+            prefix_rules += sum(len(c.rules) for c in chains
+                                if c.prefix_family)
         if st.tc_rules:
             tc_rulesets += 1
             tc_filters += len(st.tc_rules)
@@ -301,6 +309,7 @@ def main():
         "sw_drops": mix["sw drop"], "plain_sw_drops": plain["sw drops"],
         "plain_not_early": len(early_missed), "lost": lost,
         "tc_rulesets": tc_rulesets, "tc_filters": tc_filters,
+        "prefix_rulesets": prefix_rulesets, "prefix_rules": prefix_rules,
         "tc_not_in_hw": tc_not_in_hw,
     })
     with open(args.summary, "w") as f:

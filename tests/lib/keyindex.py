@@ -8,12 +8,15 @@ Usage: keyindex.py check PINDIR
 PINDIR is a device's pin directory (/sys/fs/bpf/xdpoff/DEV).
 
   check    every entry of the rules map is keyed by the low 32 bits of
-           its key hash, computed here from its mask id, its mask's words
-           and its fields (xdpoff_key_hash()), and a dup below its active
-           mask's dups; no two entries hold the same mask id and fields;
-           every active mask's hash_start is xdpoff_hash_start() of the
-           seed and its id; prints "N rules" or the differences, one per
-           line, and fails
+           its key hash, computed here from its table (mask id), the
+           table mask's words and its fields & the table's mask
+           (xdpoff_key_hash()), and a dup below its active table's dups;
+           its own mask is within its table's (xdpoff_mask_within()) and
+           its fields within its own mask; no two entries of a table
+           have the same key (fields & the table's mask); every active
+           table's hash_start is xdpoff_hash_start() of the seed and its
+           id; prints "N rules" or the differences, one per line, and
+           fails
   collide  N pairs of variations of the first rule of the rules map (in
            key order) in its IPv4 source address and destination port,
            within its mask, whose keys have the same hash under the
@@ -84,10 +87,36 @@ class Maps:
     def fields(self, val):
         return self.rule_l.raw(val, "fields")
 
+    def own_mask(self, val):
+        return self.rule_l.raw(val, "mask")
+
+    def table_mask(self, mask_id):
+        m = self.masks.get(mask_id)
+        return self.mask_l.raw(m, "mask") if m is not None else None
+
+    def table_key(self, val):
+        """The entry's fields & its table's mask."""
+        tm = self.table_mask(self.mask_id(val)) or bytes(len(self.fields(val)))
+        return band(self.fields(val), tm)
+
     def rule_hash(self, val):
         mask_id = self.mask_id(val)
         return key_hash(self.seed, mask_id, self.words.get(mask_id, 0),
-                        self.fields(val))
+                        self.table_key(val))
+
+
+def band(a, b):
+    return bytes(x & y for x, y in zip(a, b))
+
+
+# xdpoff_mask_within(): the bytes of saddr and daddr (8..40) a subset,
+# the others equal.
+ADDR = range(8, 40)
+
+
+def within(t, r):
+    return all((t[i] & ~r[i]) == 0 if i in ADDR else t[i] == r[i]
+               for i in range(len(t)))
 
 
 def check(m):
@@ -103,14 +132,20 @@ def check(m):
         if (h, dup) in keys:
             diffs.append("%s: a second entry of that key" % name)
         keys.add((h, dup))
-        if (mask_id, fields) in rules:
-            diffs.append("%s: holds the mask id and fields of entry %08x dup %d"
-                         % ((name,) + rules[mask_id, fields]))
-        rules[mask_id, fields] = (h, dup)
         mask = m.masks.get(mask_id)
         if mask is None:
             diffs.append("%s: no active mask of that id" % name)
             continue
+        own, tkey = m.own_mask(val), m.table_key(val)
+        if not within(m.table_mask(mask_id), own):
+            diffs.append("%s: its mask %s is not within its table's %s"
+                         % (name, own.hex(), m.table_mask(mask_id).hex()))
+        if band(fields, own) != fields:
+            diffs.append("%s: fields outside its mask" % name)
+        if (mask_id, tkey) in rules:
+            diffs.append("%s: has the table and key of entry %08x dup %d"
+                         % ((name,) + rules[mask_id, tkey]))
+        rules[mask_id, tkey] = (h, dup)
         dups = m.mask_l.int(mask, "dups")
         if dup >= dups:
             diffs.append("%s: dup not below its mask's dups, %d" % (name, dups))

@@ -345,6 +345,31 @@ unload_module() {
 	! lsmod | grep -q '^xdpoff ' || rmmod xdpoff
 }
 
+# load_rules [RULE...]: the ruleset becomes table netdev t with a chain
+# "seen" on $RX at priority -10, which counts the frames software sees
+# (those XDP did not drop), and with RULEs the offloaded chain hw
+# (priority 10) of them.
+load_rules() {
+	nft flush ruleset
+	{
+		echo "table netdev t {"
+		echo "  chain seen { type filter hook ingress device $RX priority -10; counter comment \"seen\"; }"
+		if [ $# -gt 0 ]; then
+			echo "  chain hw { type filter hook ingress device $RX priority 10; policy accept; flags offload;"
+			printf '    %s\n' "$@"
+			echo "  }"
+		fi
+		echo "}"
+	} > /tmp/load-rules.nft
+	nft -f /tmp/load-rules.nft
+}
+
+# seen: the "seen" chain's packets; seen_is N; rule_is COMMENT N: the
+# packets of hw's rule of that comment.
+seen() { nft_counter netdev t seen seen; }
+seen_is() { [ "$(seen)" = "$1" ]; }
+rule_is() { [ "$(nft_counter netdev t hw "$1")" = "$2" ]; }
+
 # offload_chain DEV RULE...: the ruleset becomes table netdev t with one
 # offloaded chain, hw, on DEV (priority 10) holding the RULEs.
 offload_chain() {

@@ -5,8 +5,8 @@
 Used inside the test guest only, to check that the control interface
 answers every request, hostile ones included, with a clear errno.
 
-  nlctl.py attach IFINDEX FD...        one ATTACH, fds as given (six)
-  nlctl.py attach-maps IFINDEX KIND     ATTACH with the six maps this script
+  nlctl.py attach IFINDEX FD...        one ATTACH, fds as given (seven)
+  nlctl.py attach-maps IFINDEX KIND     ATTACH with the seven maps this script
                                         creates (KIND: ok, hash, small,
                                         value, rulesarray, flowsarray,
                                         noprealloc, order, notmap, badfd)
@@ -21,7 +21,7 @@ answers every request, hostile ones included, with a clear errno.
 Prints "errno NAME message" (NAME 0 on success) for single requests.
 
 fuzz draws commands, attribute types, lengths and values from small sets,
-and mixes in well-formed attaches (six maps of the right layout) and
+and mixes in well-formed attaches (seven maps of the right layout) and
 detaches of the IFINDEXes given and of ifindex 1..4, so requests that
 really change the module's state are part of the run.  It follows the
 state those successful requests imply, starting from the module's dump,
@@ -51,21 +51,22 @@ NLMSG_ERROR, NLMSG_DONE = 2, 3
 NLMSGERR_ATTR_MSG = 1
 
 CMD = {"attach": 1, "detach": 2, "get": 3}
-A_IFINDEX, A_RULES, A_MASKS, A_META, A_STATS, A_FLOWS, A_FILTER = \
-    1, 2, 3, 4, 5, 10, 12
+A_IFINDEX, A_RULES, A_MASKS, A_META, A_STATS, A_FLOWS, A_FILTER, A_INDEX = \
+    1, 2, 3, 4, 5, 10, 12, 20
 
 # The contract of xdpoff/xdpoff.h, as the maps must be.
 FIELDS = 72
 RULE_KEY = 8                           # struct xdpoff_rule_key: hash, dup
-RULE_VAL = 64 + FIELDS                 # ..., mask id, fields
+RULE_VAL = 64 + 2 * FIELDS + 8         # ..., mask id, fields, mask, words, pad2
 # mask, id .. words, the port ranges, min_order, hash_start, dups, pad
 MASK_VAL = FIELDS + 4 * 6 + 8 + 8 + 8 + 8
-# nr_masks, nr_stages, software_from, ft_order, seed
-META_VAL = 32
+# nr_masks, nr_stages, software_from, ft_order, seed, tables, index_any, pad
+META_VAL = 48
 FLOW_KEY = 40                          # struct xdpoff_flow_key
 FLOW_VAL = 88                          # struct xdpoff_flow_val
 MAX_MASKS = 32
 FILTER_ENTRIES = MAX_MASKS * 1024      # XDPOFF_FILTER_ENTRIES
+INDEX_ENTRIES = 2 << 16                # XDPOFF_INDEX_ENTRIES
 BPF_MAP_CREATE = 0
 HASH, ARRAY, PERCPU_ARRAY = 1, 2, 6
 BPF_F_NO_PREALLOC = 1
@@ -83,10 +84,11 @@ def bpf_map(mtype, key, value, entries, flags=0):
 
 
 def maps(kind):
-    """Six map fds, right or wrong in one way."""
+    """Seven map fds, right or wrong in one way."""
     spec = [(HASH, RULE_KEY, RULE_VAL, 64), (ARRAY, 4, MASK_VAL, MAX_MASKS),
             (ARRAY, 4, META_VAL, 1), (PERCPU_ARRAY, 4, 32, 64),
-            (HASH, FLOW_KEY, FLOW_VAL, 64), (ARRAY, 4, 8, FILTER_ENTRIES)]
+            (HASH, FLOW_KEY, FLOW_VAL, 64), (ARRAY, 4, 8, FILTER_ENTRIES),
+            (ARRAY, 4, 4, INDEX_ENTRIES)]
     if kind == "hash":          # masks as a hash, not an array
         spec[1] = (HASH, 4, MASK_VAL, MAX_MASKS)
     elif kind == "small":       # masks array too short
@@ -189,7 +191,8 @@ def show(err, msg):
 def attach_attrs(ifindex, fds):
     return attr(A_IFINDEX, struct.pack("I", ifindex)) + b"".join(
         attr(t, struct.pack("I", fd)) for t, fd in
-        zip((A_RULES, A_MASKS, A_META, A_STATS, A_FLOWS, A_FILTER), fds))
+        zip((A_RULES, A_MASKS, A_META, A_STATS, A_FLOWS, A_FILTER, A_INDEX),
+            fds))
 
 
 def dump(g):

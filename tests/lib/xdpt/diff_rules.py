@@ -200,10 +200,11 @@ def gen_rule(rng, batch_macs):
 
 
 class Chain:
-    def __init__(self, name, prio, rules):
+    def __init__(self, name, prio, rules, prefix_family=False):
         self.name = name
         self.prio = prio
         self.rules = rules
+        self.prefix_family = prefix_family  # gen_prefix_chain()'s
 
 
 def gen_tc(rng, batch_macs, n):
@@ -224,7 +225,59 @@ def gen_tc(rng, batch_macs, n):
     return rules
 
 
-def gen_ruleset(rng, batch_macs, max_chains, max_rules):
+def gen_prefix_chain(rng, n):
+    """n rules of one prefix family, for the classifier's merged tables:
+    ip or ip6 saddr or daddr prefixes of many lengths around the pool's
+    addresses (which frames draw from), nested and overlapping, the same
+    address under two lengths, a longer prefix after a shorter one that
+    shadows it; some with a port too."""
+    fam = rng.choice(("ip", "ip6"))
+    pool, nb = (ADDR4, 4) if fam == "ip" else (ADDR6, 16)
+    which = rng.choice(("saddr", "daddr"))
+    rules = []
+    for _ in range(n):
+        r = Rule()
+        r.order = rng.getrandbits(32)
+        r.fam, r.etype = fam, FAM_TYPE[fam]
+        r.fam_how = rng.choice(("meta", "ether", None, None))
+        prev = getattr(rng.choice(rules), which) if rules else None
+        how = rng.random()
+        if prev and how < 0.25:         # the same address, another length
+            base, plen = prev[0], rng.randint(1, 8 * nb)
+        elif prev and how < 0.45:       # inside an earlier prefix
+            base = bytes(x | (y & ~m) for x, y, m in zip(
+                prev[0], rng.choice(pool), prefix_mask(prev[1], nb)))
+            plen = rng.randint(prev[1], 8 * nb)
+        else:
+            base, plen = rng.choice(pool), rng.randint(1, 8 * nb)
+            if rng.random() < 0.3:      # a sibling: one bit of it flipped
+                bit = rng.randrange(plen)
+                base = bytearray(base)
+                base[bit // 8] ^= 0x80 >> (bit % 8)
+                base = bytes(base)
+        setattr(r, which, (band(base, prefix_mask(plen, nb)), plen))
+        if rng.random() < 0.15:
+            r.l4 = rng.choice((TCP, UDP))
+            r.port = (rng.choice(("sport", "dport")), rng.choice(PORTS))
+        r.action = rng.choice(("drop", "accept"))
+        rules.append(r)
+    return rules
+
+
+def gen_ruleset(rng, batch_macs, max_chains, max_rules, prefix=0.0):
+    """Random chains; with probability prefix, a prefix family's chain
+    (gen_prefix_chain()) first, of up to 3 * max_rules rules."""
+    if rng.random() < prefix:
+        rules = gen_prefix_chain(rng, rng.randint(4, 3 * max_rules))
+        for i, r in enumerate(rules):
+            r.comment = "r%d" % (i + 1)
+        chains = [Chain("c0", rng.choice((1, 10, 100)), rules, True)]
+        if rng.random() < 0.5:
+            more = gen_ruleset(rng, batch_macs, 1, max_rules)[0]
+            for i, r in enumerate(more.rules):
+                r.comment = "r%d" % (len(rules) + i + 1)
+            chains.append(Chain("c1", 1000, more.rules))
+        return chains
     nchains = rng.randint(1, max_chains)
     prios = rng.sample((1, 5, 10, 100, 1000, 65535), nchains)
     if nchains > 1 and rng.random() < 0.15:
