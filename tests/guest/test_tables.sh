@@ -52,7 +52,7 @@ family() {
 # ...); the daddr family one, /8 (within all of its masks, with room); the
 # dport rule one: 7.
 tables_prefix_family() {
-	mapfile -t fam < <(family saddr; family daddr)
+	mapfile -t fam <<<"$(family saddr; family daddr)"
 	check "51 distinct masks (prefixes /8 to /32 of ip saddr and daddr) offload" \
 		load_rules 'ip saddr 10.1.0.0/16 counter accept comment "a16"' \
 		'ip saddr 10.0.0.0/8 counter drop comment "d8"' \
@@ -119,14 +119,14 @@ bits() {
 }
 
 tables_limits() {
-	mapfile -t r < <(masks 144)
+	mapfile -t r <<<"$(masks 144)"
 	check "144 distinct masks, prefixes of ip saddr and daddr, offload" \
 		offload_chain $RX "${r[@]}"
 	check_eq "... in 1 table (saddr /8 with daddr /8, within each of them)" 1 "$(tables)"
 	check_eq "... 144 entries, each keyed under the table's mask" \
 		"144 rules" "$(python3 "$KEYINDEX" check "$PIN/$RX" 2>&1)"
 
-	mapfile -t r < <(bits 32)
+	mapfile -t r <<<"$(bits 32)"
 	check "32 masks no table can share (one bit of ether saddr each) offload" \
 		offload_chain $RX "${r[@]}"
 	check_eq "... in 32 tables" 32 "$(tables)"
