@@ -295,7 +295,7 @@ def main():
         return 0
     g = Genl()
     if a[0] == "attach":
-        fds = [int(x) for x in a[2:8]]
+        fds = [int(x) for x in a[2:]]
         return show(*g.request(g.family, CMD["attach"],
                                attach_attrs(int(a[1]), fds))[:2])
     if a[0] == "attach-maps":
