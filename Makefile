@@ -46,7 +46,7 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 MAKEFLAGS += --no-print-directory
 endif
 
-XDPOFF_H	:= $(ROOT)/xdpoff/xdpoff.h
+XDPOFF_H	:= $(wildcard $(ROOT)/xdpoff/*.h)
 KERNEL_SRCS	:= $(wildcard kernel/*.c kernel/*.h) kernel/Kbuild
 USER_SRCS	:= $(wildcard userspace/*.c)
 USER_HDRS	:= $(wildcard userspace/*.h)
