@@ -439,7 +439,7 @@ static void xdpoff_index_update(struct xdpoff_dev *xdev, u32 slot,
 				const struct xdpoff_rule_val *val, bool add)
 {
 	struct xdpoff_mask_slot *ms = &xdev->mask_slots[slot];
-	u32 k16, free, s;
+	u32 k16, free, s, i;
 	int a;
 
 	for (a = 0; a < 2; a++) {
@@ -455,19 +455,15 @@ static void xdpoff_index_update(struct xdpoff_dev *xdev, u32 slot,
 			xdpoff_meta_restore(xdev);
 			continue;
 		}
-		/* Every s within free, from 0 up and back to 0. */
-		s = 0;
-		do {
-			u32 i = a * XDPOFF_INDEX_DADDR + (k16 | s);
+		xdpoff_index_for_each(i, s, a, k16, free) {
 			u16 *refs = &ms->index_refs[i];
 
-			s = (s - free) & free;
 			if (*refs == U16_MAX)
 				continue;
 			if (add ? (*refs)++ : WARN_ON_ONCE(!*refs) || --*refs)
 				continue;
 			xdpoff_index_bit(xdev, i, slot, add);
-		} while (s);
+		}
 	}
 }
 

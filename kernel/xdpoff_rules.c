@@ -75,69 +75,46 @@ static struct xdpoff_rule *xdpoff_table_holder(struct xdpoff_dev *xdev,
 	return NULL;
 }
 
-static u32 xdpoff_mask_bits(const struct xdpoff_fields *m)
-{
-	const u64 *w = (const u64 *)m;
-	u32 i, bits = 0;
-
-	for (i = 0; i < XDPOFF_FIELD_WORDS; i++)
-		bits += hweight64(w[i]);
-	return bits;
-}
-
 /*
- * The table for a rule of match @m in @stage (xdpoff/xdpoff.h, Tables):
- * the one that holds the same mask and fields already, so the rules
- * share the entry; else, of the tables of the stage whose mask is within
- * @m's, the one of the longest mask that has the rule's key free and
- * room for it; else a new table of xdpoff_table_mask() of @m's mask, or
- * of @m's own where one of that mask could not take it or has no room
- * for longer rules.  Returns the
- * table's slot, referenced, or a negative errno.
+ * The table for a rule of match @m in @stage (xdpoff/xdpoff_tables.h,
+ * Tables): the one that holds the same mask and fields already, so the
+ * rules share the entry; else the one xdpoff_place_offer() finds best
+ * among the tables of the stage that have the rule's key free; else a new
+ * one of xdpoff_place's new_mask.  Returns the table's slot, referenced,
+ * or a negative errno.
  */
 static int xdpoff_rule_table(struct xdpoff_dev *xdev, u32 stage,
 			     const struct xdpoff_match *m, u64 order,
 			     struct netlink_ext_ack *extack)
 {
-	struct xdpoff_fields tmask;
+	struct xdpoff_place p;
 	struct xdpoff_rule *o;
-	int i, best = -1, err;
+	int i, err;
 	u32 slot;
 
-	xdpoff_table_mask(&m->mask, &tmask);
+	xdpoff_place_init(&p, &m->mask);
 	for (i = 0; i < XDPOFF_MAX_MASKS; i++) {
 		struct xdpoff_mask_slot *ms = &xdev->mask_slots[i];
-		bool own;
 
 		if (!ms->refcnt || ms->stage != stage || ms->needs != m->needs ||
 		    memcmp(&ms->range, &m->range, sizeof(ms->range)) ||
-		    !xdpoff_mask_within(&ms->mask, &m->mask))
+		    !xdpoff_place_within(&p, &ms->mask))
 			continue;
-		if (!memcmp(&ms->mask, &tmask, sizeof(tmask)))
-			tmask = m->mask;
 		o = xdpoff_table_holder(xdev, i, &m->key);
-		if (o) {
-			if (!memcmp(&o->val.mask, &m->mask, sizeof(m->mask)) &&
-			    !memcmp(&o->val.fields, &m->key, sizeof(m->key)))
-				goto ref;
+		if (!o) {
+			xdpoff_place_offer(&p, i, &ms->mask, ms->longer);
 			continue;
 		}
-		own = !memcmp(&ms->mask, &m->mask, sizeof(m->mask));
-		if (!own && ms->longer >= xdpoff_table_room(&ms->mask))
-			continue;
-		if (best < 0 || xdpoff_mask_bits(&ms->mask) >
-				xdpoff_mask_bits(&xdev->mask_slots[best].mask))
-			best = i;
+		if (!memcmp(&o->val.mask, &m->mask, sizeof(m->mask)) &&
+		    !memcmp(&o->val.fields, &m->key, sizeof(m->key)))
+			goto ref;
 	}
-	if (best >= 0) {
-		i = best;
+	if (p.best >= 0) {
+		i = p.best;
 		goto ref;
 	}
-	/* A cut mask that takes no longer rule cannot take this one either. */
-	if (!xdpoff_table_room(&tmask))
-		tmask = m->mask;
-	err = xdpoff_mask_new(xdev, stage, &tmask, &m->range, m->needs, order,
-			      &slot, extack);
+	err = xdpoff_mask_new(xdev, stage, &p.new_mask, &m->range, m->needs,
+			      order, &slot, extack);
 	return err ? err : slot;
 ref:
 	err = xdpoff_mask_ref(xdev, i, order, extack);

@@ -130,6 +130,78 @@ static inline __u32 xdpoff_table_room(const struct xdpoff_fields *t)
 	return bits < 2 ? 0 : 1U << (bits - 2);
 }
 
+/* The bits set in mask @m. */
+static inline unsigned int xdpoff_mask_bits(const struct xdpoff_fields *m)
+{
+	const __u8 *b = (const __u8 *)m;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < sizeof(*m); i++)
+		n += xdpoff_bits8(b[i]);
+	return n;
+}
+
+/*
+ * Filing a rule of mask @rule among the tables: the policy above, in the
+ * one place the module (xdpoff_rule_table()) and the benchmarks take it
+ * from.  xdpoff_place_init(); for each table that may take the rule
+ * (whatever else the caller requires of it, such as its stage),
+ * xdpoff_place_within() and, if that holds and the table has the rule's
+ * key free, xdpoff_place_offer(); then p.best is the table, or -1 for a
+ * new one of mask p.new_mask.
+ */
+struct xdpoff_place {
+	const struct xdpoff_fields	*rule;
+	struct xdpoff_fields		new_mask;
+	int				best;
+	unsigned int			best_bits;
+};
+
+static inline void xdpoff_place_init(struct xdpoff_place *p,
+				     const struct xdpoff_fields *rule)
+{
+	p->rule = rule;
+	xdpoff_table_mask(rule, &p->new_mask);
+	/* A cut mask that takes no longer rule cannot take this one either. */
+	if (!xdpoff_table_room(&p->new_mask))
+		p->new_mask = *rule;
+	p->best = -1;
+	p->best_bits = 0;
+}
+
+/* Whether the table of mask @t may take the rule: @t within its mask. */
+static inline int xdpoff_place_within(struct xdpoff_place *p,
+				      const struct xdpoff_fields *t)
+{
+	if (!xdpoff_mask_within(t, p->rule))
+		return 0;
+	/* A table of the cut mask exists: a new one takes the rule's own. */
+	if (!__builtin_memcmp(t, &p->new_mask, sizeof(*t)))
+		p->new_mask = *p->rule;
+	return 1;
+}
+
+/*
+ * The table @i of mask @t, within the rule's mask, with the rule's key
+ * free and @longer rules of a longer mask than its own: the best so far
+ * if it has room for the rule and the longest mask.
+ */
+static inline void xdpoff_place_offer(struct xdpoff_place *p, int i,
+				      const struct xdpoff_fields *t,
+				      __u32 longer)
+{
+	unsigned int bits;
+
+	if (__builtin_memcmp(t, p->rule, sizeof(*t)) &&
+	    longer >= xdpoff_table_room(t))
+		return;
+	bits = xdpoff_mask_bits(t);
+	if (p->best < 0 || bits > p->best_bits) {
+		p->best = i;
+		p->best_bits = bits;
+	}
+}
+
 /*
  * The address index: which tables may hold a rule that a frame matches,
  * by the top 16 bits of its ip saddr and daddr (an IPv4 address's first
@@ -176,5 +248,23 @@ static inline int xdpoff_index_span(const struct xdpoff_fields *mask,
 	*free = ~m16 & 0xffff;
 	return 1;
 }
+
+/* After subset @s of @free, the next one, or XDPOFF_INDEX_DONE. */
+#define XDPOFF_INDEX_DONE	(1U << XDPOFF_INDEX_BITS)
+
+static inline __u32 xdpoff_index_next(__u32 s, __u32 free)
+{
+	s = (s - free) & free;
+	return s ? s : XDPOFF_INDEX_DONE;
+}
+
+/*
+ * For each element @i of the index that a span of xdpoff_index_span()
+ * (address @a, bits @k16, @free) sets: @s walks every subset of @free.
+ */
+#define xdpoff_index_for_each(i, s, a, k16, free)			\
+	for ((s) = 0; (s) != XDPOFF_INDEX_DONE &&			\
+	     ((i) = (a) * XDPOFF_INDEX_DADDR + ((k16) | (s)), 1);	\
+	     (s) = xdpoff_index_next(s, free))
 
 #endif /* __XDPOFF_XDPOFF_TABLES_H */

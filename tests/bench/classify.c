@@ -150,54 +150,35 @@ struct table {
 	__u32			dups;
 };
 
-static unsigned int mask_bits(const struct xdpoff_fields *m)
-{
-	const __u8 *b = (const void *)m;
-	unsigned int i, n = 0;
-
-	for (i = 0; i < sizeof(*m); i++)
-		n += xdpoff_bits8(b[i]);
-	return n;
-}
-
 /*
- * The table of a rule of mask @rmask, filed as kernel/xdpoff_rules.c's
- * xdpoff_rule_table() files it, for rules whose keys are all distinct (a
- * key is never taken): a new table is written inactive.  -1: none left.
+ * The table of a rule of mask @rmask, by the module's policy (struct
+ * xdpoff_place), for rules whose keys are all distinct (a key is never
+ * taken, so every table within the rule's mask is offered): a new table
+ * is written inactive.  -1: none left.
  */
 static int file_rule(int masks_fd, struct table *t, unsigned int *nt,
 		     const struct xdpoff_fields *rmask, __u64 seed)
 {
-	struct xdpoff_fields tmask;
-	int i, best = -1;
+	struct xdpoff_place p;
+	unsigned int i;
 
-	xdpoff_table_mask(rmask, &tmask);
-	for (i = 0; i < (int)*nt; i++) {
-		if (!xdpoff_mask_within(&t[i].mask, rmask))
-			continue;
-		if (!memcmp(&t[i].mask, &tmask, sizeof(tmask)))
-			tmask = *rmask;
-		if (memcmp(&t[i].mask, rmask, sizeof(*rmask)) &&
-		    t[i].longer >= xdpoff_table_room(&t[i].mask))
-			continue;
-		if (best < 0 || mask_bits(&t[i].mask) > mask_bits(&t[best].mask))
-			best = i;
-	}
-	if (best < 0) {
+	xdpoff_place_init(&p, rmask);
+	for (i = 0; i < *nt; i++)
+		if (xdpoff_place_within(&p, &t[i].mask))
+			xdpoff_place_offer(&p, i, &t[i].mask, t[i].longer);
+	if (p.best < 0) {
 		if (*nt == XDPOFF_MAX_MASKS)
 			return -1;
-		if (!xdpoff_table_room(&tmask))
-			tmask = *rmask;
-		best = (*nt)++;
-		t[best].mask = tmask;
-		t[best].longer = 0;
-		t[best].dups = 1;
-		if (write_mask(masks_fd, best, &tmask, seed, 1, 0))
+		p.best = (*nt)++;
+		t[p.best].mask = p.new_mask;
+		t[p.best].longer = 0;
+		t[p.best].dups = 1;
+		if (write_mask(masks_fd, p.best, &p.new_mask, seed, 1, 0))
 			return -1;
 	}
-	if (memcmp(&t[best].mask, rmask, sizeof(*rmask)))
-		t[best].longer++;
-	return best;
+	if (memcmp(&t[p.best].mask, rmask, sizeof(*rmask)))
+		t[p.best].longer++;
+	return p.best;
 }
 
 /*
@@ -215,16 +196,13 @@ static int index_add(int fd, __u32 any[2], int slot,
 			any[a] |= 1U << slot;
 			continue;
 		}
-		s = 0;
-		do {
-			i = a * XDPOFF_INDEX_DADDR + (k16 | s);
-			s = (s - free) & free;
+		xdpoff_index_for_each(i, s, a, k16, free) {
 			if (bpf_map_lookup_elem(fd, &i, &bits))
 				return -1;
 			bits |= 1U << slot;
 			if (bpf_map_update_elem(fd, &i, &bits, BPF_ANY))
 				return -1;
-		} while (s);
+		}
 	}
 	return 0;
 }
