@@ -60,7 +60,7 @@ NOADJ_SKEL := $(BUILD)/xdpoff_noadj.skel.h
 CLI	:= $(BUILD)/xdpoff
 
 CFLAGS_USER := -O2 -g -Wall -Wextra -Werror -I$(ROOT) -I$(BUILD)
-LIBS_USER   := -lxdp -lbpf -lelf -lz -lmnl -lm
+LIBS_USER   := -lxdp -lbpf -lelf -lz -lmnl -ljansson -lm
 
 all: deps modules $(CLI)
 

@@ -130,6 +130,7 @@ struct xdpoff_dev {
 	u32			bind_seq;
 	u32			fwd_refs;	/* fwd rules targeting it */
 	const char		*last_error;	/* extack of the last refusal */
+	u32			refusals;	/* how many, ever */
 	bool			hold;		/* XDP matches nothing (replay) */
 	bool			generic;	/* XDP runs in generic mode */
 	u32			prog_flags;	/* XDPOFF_PROG_* */
@@ -301,6 +302,7 @@ static inline int xdpoff_refuse(struct xdpoff_dev *xdev,
 {
 	xdpoff_set_err_msg(extack, msg);
 	xdev->last_error = msg;
+	xdev->refusals++;
 	return -EOPNOTSUPP;
 }
 

@@ -38,6 +38,7 @@ static const struct nla_policy xdpoff_nl_policy[XDPOFF_ATTR_MAX + 1] = {
 	[XDPOFF_ATTR_JIFFIES]	= { .type = NLA_REJECT },
 	[XDPOFF_ATTR_HZ]	= { .type = NLA_REJECT },
 	[XDPOFF_ATTR_PAD]	= { .type = NLA_REJECT },
+	[XDPOFF_ATTR_REFUSALS]	= { .type = NLA_REJECT },
 };
 
 #define XDPOFF_NL_FD_ATTR(id, name, attr, type_, key_, val_)	\
@@ -151,6 +152,7 @@ static int xdpoff_nl_fill_dev(struct sk_buff *skb, struct xdpoff_dev *xdev,
 	    nla_put_u64_64bit(skb, XDPOFF_ATTR_JIFFIES, get_jiffies_64(),
 			      XDPOFF_ATTR_PAD) ||
 	    nla_put_u32(skb, XDPOFF_ATTR_HZ, HZ) ||
+	    nla_put_u32(skb, XDPOFF_ATTR_REFUSALS, xdev->refusals) ||
 	    (xdev->last_error &&
 	     nla_put_string(skb, XDPOFF_ATTR_LAST_ERROR, xdev->last_error))) {
 		genlmsg_cancel(skb, hdr);

@@ -12,6 +12,8 @@ PACKAGES=(
 	# build: module, XDP object, CLI
 	make gcc clang llvm libbpf-dev libelf-dev zlib1g-dev libmnl-dev
 	libxdp-dev bpftool linux-headers-amd64
+	# xdpoff check reads nft's JSON
+	libjansson-dev
 	# the manual: build/xdpoff.8 from doc/xdpoff.8.rst (rst2man), and
 	# man to check it renders (tests/guest/test_cli_doc.sh)
 	python3-docutils man-db

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * xdpoff CLI: logging, exit codes, the generic netlink helpers (nl.c), the
- * pins (pins.c) and the commands (attach.c, show.c).
+ * pins (pins.c) and the commands (attach.c, show.c, check.c).
  */
 #ifndef __XDPOFF_CLI_H
 #define __XDPOFF_CLI_H
@@ -94,6 +94,7 @@ struct args {
 	bool		no_libxdp;	/* attach --no-libxdp */
 	int		run_prio;	/* attach --priority; -1: the program's */
 	bool		json;
+	bool		all;		/* check --all */
 	bool		watch;		/* show --watch */
 	double		interval;	/* show --watch: seconds */
 };
@@ -101,5 +102,6 @@ struct args {
 int cmd_attach(const struct args *a);
 int cmd_detach(const struct args *a);
 int cmd_show(const struct args *a);
+int cmd_check(const struct args *a);
 
 #endif /* __XDPOFF_CLI_H */

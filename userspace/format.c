@@ -370,7 +370,8 @@ void print_dev_text(const struct dev_info *d)
 		       d->prog_id, d->name, d->attached_id ?
 		       "another program is" : "none is");
 	if (d->kinfo && d->kinfo->last_error[0])
-		printf("  last error: %s\n", d->kinfo->last_error);
+		printf("  last error: %s (%u refused)\n", d->kinfo->last_error,
+		       d->kinfo->refusals);
 	for (r = d->rules; r < d->rules + d->nr_rules; r++) {
 		format_match(r, match, sizeof(match));
 		format_rewrite(&r->val, edits, sizeof(edits));

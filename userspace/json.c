@@ -154,8 +154,10 @@ void print_dev_json(const struct dev_info *d)
 		json_u64(&first, "run_prio", d->xdp.run_prio);
 	json_u64(&first, "max_rules", d->max_rules);
 	json_u64(&first, "tables", d->nr_masks);
-	if (d->kinfo)
+	if (d->kinfo) {
 		json_u64(&first, "blocks", d->kinfo->nr_blocks);
+		json_u64(&first, "refusals", d->kinfo->refusals);
+	}
 	if (d->kinfo && d->kinfo->last_error[0]) {
 		json_key(&first, "last_error", "");
 		json_str(d->kinfo->last_error);

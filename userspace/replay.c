@@ -35,104 +35,7 @@
 #include <sys/wait.h>
 
 #include "cli.h"
-
-struct buf {
-	char	*p;
-	size_t	len, cap;
-};
-
-static int buf_add(struct buf *b, const char *s, size_t n)
-{
-	char *p;
-
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = (b->len + n + 1) * 2;
-
-		p = realloc(b->p, cap);
-		if (!p)
-			return -ENOMEM;
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-	return 0;
-}
-
-static int buf_str(struct buf *b, const char *s)
-{
-	return buf_add(b, s, strlen(s));
-}
-
-/*
- * Run nft with @argv, @in on its stdin; its stdout and stderr into @out.
- * Returns its exit status, or -errno (-ENOENT: no nft).
- */
-static int run_nft(char *const argv[], const char *in, struct buf *out)
-{
-	int pin[2], pout[2], status;
-	char chunk[4096];
-	size_t off = 0, len = in ? strlen(in) : 0;
-	ssize_t n;
-	pid_t pid;
-
-	if (pipe(pin))
-		return -errno;
-	if (pipe(pout)) {
-		close(pin[0]);
-		close(pin[1]);
-		return -errno;
-	}
-	pid = fork();
-	if (pid < 0) {
-		status = -errno;
-		close(pin[0]);
-		close(pin[1]);
-		close(pout[0]);
-		close(pout[1]);
-		return status;
-	}
-	if (!pid) {
-		dup2(pin[0], 0);
-		dup2(pout[1], 1);
-		dup2(pout[1], 2);
-		close(pin[0]);
-		close(pin[1]);
-		close(pout[0]);
-		close(pout[1]);
-		execvp(argv[0], argv);
-		_exit(errno == ENOENT ? 127 : 126);
-	}
-	close(pin[0]);
-	close(pout[1]);
-	/* nft reads all its input before it writes much: no deadlock. */
-	signal(SIGPIPE, SIG_IGN);
-	while (off < len) {
-		n = write(pin[1], in + off, len - off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		off += n;
-	}
-	close(pin[1]);
-	while ((n = read(pout[0], chunk, sizeof(chunk))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 || buf_add(out, chunk, n))
-			break;
-	}
-	close(pout[0]);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	if (!WIFEXITED(status))
-		return -EINTR;
-	if (WEXITSTATUS(status) == 127)
-		return -ENOENT;
-	return WEXITSTATUS(status);
-}
+#include "nft.h"
 
 /* Skip spaces; then is the next word @w (followed by a separator)? */
 static bool word(const char **s, const char *w)
@@ -293,7 +196,7 @@ void nft_restore_chains(const char *dev)
 	struct buf ruleset = {}, add = {}, swap = {}, undo = {}, out = {};
 	int n = 0, err;
 
-	err = run_nft(list_argv, NULL, &ruleset);
+	err = run_nft(list_argv, NULL, &ruleset, NULL);
 	if (err == -ENOENT) {
 		pr_debug("nft not found: no chains to restore\n");
 		goto out;
@@ -313,19 +216,19 @@ void nft_restore_chains(const char *dev)
 		goto out;
 	pr_debug("%s: re-creating %d offloaded chain%s:\n%s%s", dev, n,
 		 n == 1 ? "" : "s", add.p, swap.p);
-	err = run_nft(load_argv, add.p, &out);
+	err = run_nft(load_argv, add.p, &out, NULL);
 	if (err) {
 		pr_warn("%s: %d offloaded chain%s could not be brought into XDP and stay%s in software:\n%s",
 			dev, n, n == 1 ? "" : "s", n == 1 ? "s" : "",
 			out.p ? out.p : strerror(-err));
 		goto out;
 	}
-	err = run_nft(load_argv, swap.p, &out);
+	err = run_nft(load_argv, swap.p, &out, NULL);
 	if (err) {
 		pr_warn("%s: %d offloaded chain%s could not replace the old one%s, which stay%s in software:\n%s",
 			dev, n, n == 1 ? "" : "s", n == 1 ? "" : "s",
 			n == 1 ? "s" : "", out.p ? out.p : strerror(-err));
-		run_nft(load_argv, undo.p, &out);
+		run_nft(load_argv, undo.p, &out, NULL);
 		goto out;
 	}
 	pr_info("%s: %d offloaded chain%s re-created and offloaded (new rule handles)\n",

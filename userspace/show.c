@@ -24,12 +24,6 @@
 
 /* ---- show: reading -------------------------------------------------- */
 
-/* Every device's struct kinfo, from XDPOFF_CMD_GET's dump. */
-struct kinfos {
-	struct kinfo	*v;
-	size_t		n;
-};
-
 static int kinfo_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct kinfos *k = data;
@@ -70,6 +64,9 @@ static int kinfo_cb(const struct nlmsghdr *nlh, void *data)
 		case XDPOFF_ATTR_HZ:
 			ki.hz = mnl_attr_get_u32(attr);
 			break;
+		case XDPOFF_ATTR_REFUSALS:
+			ki.refusals = mnl_attr_get_u32(attr);
+			break;
 		}
 	}
 	v = realloc(k->v, (k->n + 1) * sizeof(*v));
@@ -82,8 +79,7 @@ static int kinfo_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-/* Ask the module what it manages; best effort, show works without it. */
-static void module_query(struct kinfos *k)
+int kinfos_read(struct kinfos *k)
 {
 	struct nlmsghdr *nlh;
 	struct xnl nl;
@@ -92,13 +88,14 @@ static void module_query(struct kinfos *k)
 	err = xnl_open(&nl);
 	if (err) {
 		pr_debug("kernel module not reachable: %s\n", strerror(-err));
-		return;
+		return err;
 	}
 	nlh = xnl_request(&nl, XDPOFF_CMD_GET, 0);
 	err = xnl_dump(&nl, nlh, kinfo_cb, k);
 	if (err)
 		pr_debug("XDPOFF_CMD_GET failed: %s\n", strerror(-err));
 	xnl_close(&nl);
+	return err;
 }
 
 static const struct kinfo *find_kinfo(const struct kinfos *k, int ifindex)
@@ -457,7 +454,7 @@ int devs_read(const char *dev, int ncpus, struct devs *ds)
 	} else {
 		n = 1;
 	}
-	module_query(&kin);
+	kinfos_read(&kin);
 	ds->kinfo = kin.v;
 	ds->v = calloc(n ? n : 1, sizeof(*ds->v));
 	if (!ds->v) {

@@ -32,8 +32,22 @@ struct kinfo {
 	__u32	nr_flows;
 	__u32	hz;			/* 0: the module did not say */
 	__u64	jiffies;		/* then, against flows' last_used */
+	__u32	refusals;		/* how many it refused */
 	char	last_error[256];	/* why the module refused a rule */
 };
+
+/* Every device's struct kinfo, from XDPOFF_CMD_GET's dump. */
+struct kinfos {
+	struct kinfo	*v;
+	size_t		n;
+};
+
+/*
+ * Ask the module what it manages in this network namespace; best effort
+ * (show works without it): 0, -ENOENT without the module, or -errno.
+ * free(k->v).
+ */
+int kinfos_read(struct kinfos *k);
 
 /* One offloaded flowtable flow direction, as the flows map holds it. */
 struct flow {

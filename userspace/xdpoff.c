@@ -94,6 +94,11 @@ static const struct cmd cmds[] = {
 	  "list the offloaded rules and flows and their counters; --watch:\n"
 	  "      their rates, every INTERVAL seconds (default 1), until interrupted",
 	  "jw", 0, 1 },
+	{ "check", cmd_check, "[FILE] [--all] [--json]",
+	  "say which rules of FILE (or of the running ruleset) would offload,\n"
+	  "      and why not, by trying them in a scratch network namespace;\n"
+	  "      --all: every netdev and inet ingress chain, as if offloaded",
+	  "ja", 0, 1 },
 	{ "help", cmd_help, "", "show this help", "", 0, 0 },
 };
 
@@ -104,6 +109,7 @@ static const struct option long_opts[] = {
 	{ "priority",	required_argument,	NULL, 'P' },
 	{ "no-libxdp",	no_argument,		NULL, 'L' },
 	{ "json",	no_argument,		NULL, 'j' },
+	{ "all",	no_argument,		NULL, 'a' },
 	{ "watch",	optional_argument,	NULL, 'w' },
 	{ "verbose",	no_argument,		NULL, 'v' },
 	{ "help",	no_argument,		NULL, 'h' },
@@ -133,11 +139,16 @@ static void usage(FILE *f)
 		"                        programs, as tc and nft ingress run after XDP)\n"
 		"  --no-libxdp           attach: without libxdp, the program alone on the\n"
 		"                        hook (fails if another program holds it)\n"
-		"  --json                show: JSON output (--watch: a line per interval)\n"
+		"  --json                show, check: JSON output (show --watch: a line\n"
+		"                        per interval)\n"
+		"  --all                 check: every netdev and inet ingress chain, with\n"
+		"                        or without flags offload\n"
 		"  --watch [INTERVAL]    show: rates per second, refreshed every INTERVAL\n"
 		"                        seconds (default 1, at least 0.1) until\n"
 		"                        interrupted; redrawn in place on a terminal\n"
-		"\nExit status: 0 success, 1 failure, 2 usage error.  Manual: xdpoff(8).\n",
+		"\nExit status: 0 success, 1 failure (check: a rule would not offload),\n"
+		"2 usage error (check: also an unreadable FILE or nft's error in it).\n"
+		"Manual: xdpoff(8).\n",
 		XDPOFF_DEFAULT_MAX_RULES, XDPOFF_DEFAULT_MAX_FLOWS,
 		XDPOFF_RUN_PRIO);
 }
@@ -277,6 +288,8 @@ static int parse_args(const struct cmd *cmd, int argc, char **argv,
 			a->no_libxdp = true;
 		} else if (c == 'j') {
 			a->json = true;
+		} else if (c == 'a') {
+			a->all = true;
 		} else if (c == 'w') {
 			a->watch = true;
 			if (optarg && parse_interval(optarg, &a->interval))

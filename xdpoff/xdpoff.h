@@ -640,6 +640,12 @@ enum xdpoff_attr {
 	XDPOFF_ATTR_HZ,
 	XDPOFF_ATTR_PAD,
 	XDPOFF_ATTR_INDEX_FD,		/* u32: fd of the address index array */
+	/*
+	 * u32 (GET): the rules, chains and flows the module has refused on
+	 * the device since it was attached; LAST_ERROR says why the last.
+	 * `xdpoff check` tells the module's refusals from nf_tables' by it.
+	 */
+	XDPOFF_ATTR_REFUSALS,
 	__XDPOFF_ATTR_MAX,
 };
 #define XDPOFF_ATTR_MAX (__XDPOFF_ATTR_MAX - 1)
