@@ -97,7 +97,7 @@ static const struct cmd cmds[] = {
 	{ "check", cmd_check, "[FILE] [--all] [--json]",
 	  "say which rules of FILE (or of the running ruleset) would offload,\n"
 	  "      and why not, by trying them in a scratch network namespace;\n"
-	  "      --all: every netdev and inet ingress chain, as if offloaded",
+	  "      exit 1 if one would not, 2 if nft cannot read FILE",
 	  "ja", 0, 1 },
 	{ "help", cmd_help, "", "show this help", "", 0, 0 },
 };
@@ -146,9 +146,7 @@ static void usage(FILE *f)
 		"  --watch [INTERVAL]    show: rates per second, refreshed every INTERVAL\n"
 		"                        seconds (default 1, at least 0.1) until\n"
 		"                        interrupted; redrawn in place on a terminal\n"
-		"\nExit status: 0 success, 1 failure (check: a rule would not offload),\n"
-		"2 usage error (check: also an unreadable FILE or nft's error in it).\n"
-		"Manual: xdpoff(8).\n",
+		"\nExit status: 0 success, 1 failure, 2 usage error.  Manual: xdpoff(8).\n",
 		XDPOFF_DEFAULT_MAX_RULES, XDPOFF_DEFAULT_MAX_FLOWS,
 		XDPOFF_RUN_PRIO);
 }
