@@ -159,8 +159,11 @@ static int veth_add(struct mnl_socket *nl, const char *name,
 	return err;
 }
 
-/* The live devices' stand-ins, attached as the live ones are. */
-static int scratch_devices(const struct check *c)
+/*
+ * The live devices' stand-ins, or (@attach) their attachment, as the live
+ * ones are attached.
+ */
+static int scratch_devices(const struct check *c, bool attach)
 {
 	struct mnl_socket *nl;
 	char peer[IF_NAMESIZE];
@@ -172,14 +175,14 @@ static int scratch_devices(const struct check *c)
 		err = -errno;
 		goto out;
 	}
-	for (i = 0; i < c->nr_devs && !err; i++) {
+	for (i = 0; i < c->nr_devs && !err && !attach; i++) {
 		snprintf(peer, sizeof(peer), "xdpoffc%u", (unsigned int)(i % 100000));
 		err = veth_add(nl, c->devs[i].name, peer);
 		if (err)
 			pr_warn("check: cannot create a stand-in for %s: %s\n",
 				c->devs[i].name, strerror(-err));
 	}
-	for (i = 0; i < c->nr_devs && !err; i++) {
+	for (i = 0; i < c->nr_devs && !err && attach; i++) {
 		struct args a = {
 			.dev = c->devs[i].name,
 			.max_rules = c->devs[i].max_rules,
@@ -1182,7 +1185,7 @@ int cmd_check(const struct args *a)
 			goto out;
 		}
 		text = list.p;
-		list.p = NULL;
+		memset(&list, 0, sizeof(list));
 	}
 	ret = EXIT_FAIL;
 	if (nft_scan(text, &c.scan) || live_devices(&c)) {
@@ -1193,14 +1196,14 @@ int cmd_check(const struct args *a)
 		pr_warn("check: the files %s includes are checked as they are: their chains' flags offload are not seen\n",
 			a->dev ?: "the ruleset");
 
-	/* 2. The scratch namespace. */
+	/* 2. The scratch namespace, its devices (attached after 3.). */
 	err = scratch_enter();
 	if (err) {
 		pr_warn("check: cannot make a scratch namespace: %s\n",
 			strerror(-err));
 		goto out;
 	}
-	if (scratch_devices(&c))
+	if (scratch_devices(&c, false))
 		goto out;
 
 	/*
@@ -1222,14 +1225,15 @@ int cmd_check(const struct args *a)
 		goto out;
 	}
 	c.listing = list.p;
-	list.p = NULL;
+	memset(&list, 0, sizeof(list));
 	doc = json_loads(out.p ?: "", 0, NULL);
 	c.ruleset = json_incref(json_object_get(doc, "nftables"));
 	if (!json_is_array(c.ruleset)) {
 		pr_warn("check: nft's JSON has no \"nftables\" array\n");
 		goto out;
 	}
-	if (nft_load("flush ruleset\n", false, NULL, NULL))
+	if (nft_load("flush ruleset\n", false, NULL, NULL) ||
+	    scratch_devices(&c, true))
 		goto out;
 
 	/* 4. Table by table, chain by chain. */

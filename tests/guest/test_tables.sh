@@ -104,20 +104,6 @@ masks() {
 	done
 }
 
-# bits N: N rules of ether saddr masks of one bit each (bit i of the
-# address: bit i % 8 of byte i / 8), none within another: a
-# table each.
-bits() {
-	local i b m
-	for i in $(seq 0 $(($1 - 1))); do
-		m=
-		for b in 5 4 3 2 1 0; do
-			m=$(printf '%02x' $(( i / 8 == b ? 1 << i % 8 : 0 )))${m:+:$m}
-		done
-		echo "ether saddr & $m == 00:00:00:00:00:00 drop"
-	done
-}
-
 tables_limits() {
 	mapfile -t r <<<"$(masks 144)"
 	check "144 distinct masks, prefixes of ip saddr and daddr, offload" \
@@ -126,7 +112,7 @@ tables_limits() {
 	check_eq "... 144 entries, each keyed under the table's mask" \
 		"144 rules" "$(python3 "$KEYINDEX" check "$PIN/$RX" 2>&1)"
 
-	mapfile -t r <<<"$(bits 32)"
+	mapfile -t r <<<"$(one_bit_masks 32)"
 	check "32 masks no table can share (one bit of ether saddr each) offload" \
 		offload_chain $RX "${r[@]}"
 	check_eq "... in 32 tables" 32 "$(tables)"

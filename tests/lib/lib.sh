@@ -337,6 +337,20 @@ xdp_drops_are() {
 	done
 }
 
+# one_bit_masks N: N drop rules of ether saddr masks of one bit each (bit
+# i of the address: bit i % 8 of byte i / 8), none within another: a
+# table each (doc/design.md, Classification).
+one_bit_masks() {
+	local i b m
+	for i in $(seq 0 $(($1 - 1))); do
+		m=
+		for b in 5 4 3 2 1 0; do
+			m=$(printf '%02x' $(( i / 8 == b ? 1 << i % 8 : 0 )))${m:+:$m}
+		done
+		echo "ether saddr & $m == 00:00:00:00:00:00 drop"
+	done
+}
+
 load_module() {
 	lsmod | grep -q '^xdpoff ' || insmod "$XDPOFF_KO"
 }
