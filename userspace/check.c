@@ -1077,6 +1077,53 @@ static void print_text(const struct check *c)
 		       c->all ? ", no netdev or inet ingress chain" : "");
 }
 
+/*
+ * --fallback: @text with flags offload taken out of each chain that
+ * cannot offload, which loads with every other chain offloaded; on
+ * standard error, each such chain and the first reason.  0, or 1 if out
+ * of memory.
+ */
+static int print_fallback(const struct check *c, const char *text)
+{
+	struct nft_scan_result soft = {}, out;
+	const struct result *r;
+	struct nft_chain_ref *v;
+	size_t i;
+
+	for (i = 0; i < c->nr_res; i++) {
+		r = &c->res[i];
+		if (r->offload ||
+		    nft_scan_has(&soft, r->family, r->table, r->chain))
+			continue;
+		v = realloc(soft.offload, (soft.nr_offload + 1) * sizeof(*v));
+		if (!v) {
+			free(soft.offload);
+			return EXIT_FAIL;
+		}
+		soft.offload = v;
+		v += soft.nr_offload++;
+		snprintf(v->family, sizeof(v->family), "%s", r->family);
+		snprintf(v->table, sizeof(v->table), "%s", r->table);
+		snprintf(v->chain, sizeof(v->chain), "%s", r->chain);
+		if (r->index >= 0)
+			pr_warn("chain %s %s %s runs in software: rule %d (%s): %s: %s\n",
+				r->family, r->table, r->chain, r->index,
+				r->rule, r->by, r->reason ?: "");
+		else
+			pr_warn("chain %s %s %s runs in software: %s: %s\n",
+				r->family, r->table, r->chain, r->by,
+				r->reason ?: "");
+	}
+	if (nft_scan(text, &soft, &out)) {
+		free(soft.offload);
+		return EXIT_FAIL;
+	}
+	fputs(out.software, stdout);
+	free(soft.offload);
+	nft_scan_free(&out);
+	return EXIT_OK;
+}
+
 /* ---- the command ------------------------------------------------------ */
 
 /*
@@ -1188,7 +1235,7 @@ int cmd_check(const struct args *a)
 		memset(&list, 0, sizeof(list));
 	}
 	ret = EXIT_FAIL;
-	if (nft_scan(text, &c.scan) || live_devices(&c)) {
+	if (nft_scan(text, NULL, &c.scan) || live_devices(&c)) {
 		pr_warn("check: out of memory\n");
 		goto out;
 	}
@@ -1255,14 +1302,16 @@ int cmd_check(const struct args *a)
 			check_chain(&c, o);
 	}
 
-	if (a->json)
-		print_json(&c);
-	else
-		print_text(&c);
 	ret = EXIT_OK;
 	for (i = 0; i < c.nr_res; i++)
 		if (!c.res[i].offload)
 			ret = EXIT_FAIL;
+	if (a->fallback)
+		ret = print_fallback(&c, text);
+	else if (a->json)
+		print_json(&c);
+	else
+		print_text(&c);
 out:
 	free(text);
 	buf_free(&list);

@@ -95,6 +95,7 @@ struct args {
 	int		run_prio;	/* attach --priority; -1: the program's */
 	bool		json;
 	bool		all;		/* check --all */
+	bool		fallback;	/* check --fallback */
 	bool		watch;		/* show --watch */
 	double		interval;	/* show --watch: seconds */
 };

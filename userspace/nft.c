@@ -168,6 +168,8 @@ struct scan {
 	struct nft_chain_ref *chains;
 	size_t		nr_chains;
 	bool		include;
+	/* NULL: blank every chain's and flowtable's flags; else only theirs */
+	const struct nft_scan_result *only;
 };
 
 /* A token: a word, a string (quotes dropped), or one of "{};=," and "\n". */
@@ -390,14 +392,21 @@ static int scan_text(struct scan *sc)
 			save = sc->pos;
 			if (next_tok(sc, &f) && f.word &&
 			    !strcmp(f.s, "offload")) {
-				memset(sc->text + t.start, ' ',
-				       f.end - t.start);
-				if (stack[depth - 1] == B_CHAIN) {
+				bool is_chain = stack[depth - 1] == B_CHAIN;
+
+				if (is_chain) {
 					err = add_chain(sc, family, table,
 							chain);
 					if (err)
 						return err;
 				}
+				if (!sc->only ||
+				    (is_chain &&
+				     nft_scan_has(sc->only, family,
+						  defined(sc, table),
+						  defined(sc, chain))))
+					memset(sc->text + t.start, ' ',
+					       f.end - t.start);
 				continue;
 			}
 			sc->pos = save;
@@ -409,9 +418,10 @@ static int scan_text(struct scan *sc)
 	return 0;
 }
 
-int nft_scan(const char *text, struct nft_scan_result *res)
+int nft_scan(const char *text, const struct nft_scan_result *only,
+	     struct nft_scan_result *res)
 {
-	struct scan sc = { .len = strlen(text) };
+	struct scan sc = { .len = strlen(text), .only = only };
 	size_t i;
 	int err;
 

@@ -26,8 +26,13 @@ struct nft_scan_result {
 	bool			include;	/* it includes other files */
 };
 
-/* nft.c: 0 or -errno; nft_scan_free() the result. */
-int nft_scan(const char *text, struct nft_scan_result *res);
+/*
+ * nft.c: 0 or -errno; nft_scan_free() the result.  res->software has the
+ * flags offload of every chain and flowtable blanked, or with @only, those
+ * of @only's chains alone.
+ */
+int nft_scan(const char *text, const struct nft_scan_result *only,
+	     struct nft_scan_result *res);
 void nft_scan_free(struct nft_scan_result *res);
 bool nft_scan_has(const struct nft_scan_result *res, const char *family,
 		  const char *table, const char *chain);

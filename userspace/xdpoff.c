@@ -94,11 +94,11 @@ static const struct cmd cmds[] = {
 	  "list the offloaded rules and flows and their counters; --watch:\n"
 	  "      their rates, every INTERVAL seconds (default 1), until interrupted",
 	  "jw", 0, 1 },
-	{ "check", cmd_check, "[FILE] [--all] [--json]",
+	{ "check", cmd_check, "[FILE] [--all] [--json | --fallback]",
 	  "say which rules of FILE (or of the running ruleset) would offload,\n"
 	  "      and why not, by trying them in a scratch network namespace;\n"
 	  "      exit 1 if one would not, 2 if nft cannot read FILE",
-	  "ja", 0, 1 },
+	  "jaF", 0, 1 },
 	{ "help", cmd_help, "", "show this help", "", 0, 0 },
 };
 
@@ -110,6 +110,7 @@ static const struct option long_opts[] = {
 	{ "no-libxdp",	no_argument,		NULL, 'L' },
 	{ "json",	no_argument,		NULL, 'j' },
 	{ "all",	no_argument,		NULL, 'a' },
+	{ "fallback",	no_argument,		NULL, 'F' },
 	{ "watch",	optional_argument,	NULL, 'w' },
 	{ "verbose",	no_argument,		NULL, 'v' },
 	{ "help",	no_argument,		NULL, 'h' },
@@ -143,6 +144,9 @@ static void usage(FILE *f)
 		"                        per interval)\n"
 		"  --all                 check: every netdev and inet ingress chain, with\n"
 		"                        or without flags offload\n"
+		"  --fallback            check: print FILE with flags offload taken out of\n"
+		"                        the chains that cannot offload, for nft to load;\n"
+		"                        why, on standard error (exit 0)\n"
 		"  --watch [INTERVAL]    show: rates per second, refreshed every INTERVAL\n"
 		"                        seconds (default 1, at least 0.1) until\n"
 		"                        interrupted; redrawn in place on a terminal\n"
@@ -288,6 +292,8 @@ static int parse_args(const struct cmd *cmd, int argc, char **argv,
 			a->json = true;
 		} else if (c == 'a') {
 			a->all = true;
+		} else if (c == 'F') {
+			a->fallback = true;
 		} else if (c == 'w') {
 			a->watch = true;
 			if (optarg && parse_interval(optarg, &a->interval))
@@ -298,6 +304,10 @@ static int parse_args(const struct cmd *cmd, int argc, char **argv,
 			    parse_interval(argv[optind++], &a->interval))
 				return EXIT_USAGE;
 		}
+	}
+	if (a->json && a->fallback) {
+		pr_warn("--json and --fallback: one output only\n");
+		return EXIT_USAGE;
 	}
 	if (a->no_libxdp && a->run_prio >= 0) {
 		pr_warn("--priority is libxdp's: not with --no-libxdp\n");

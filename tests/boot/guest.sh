@@ -87,6 +87,12 @@ table netdev xdpoff_boot {
 		udp dport 9 counter drop comment "drop9"
 	}
 }
+table netdev xdpoff_boot_soft {
+	chain soft {
+		type filter hook ingress device eth1 priority 20; policy accept; flags offload;
+		meta mark 5 counter drop
+	}
+}
 EOT
 	check "systemctl enable xdpoff@eth1 nftables.service" \
 		systemctl enable xdpoff@eth1.service nftables.service
@@ -109,6 +115,16 @@ check_eq "the module is the one DKMS built" \
 	"$(modinfo -n xdpoff 2>&1 | sed 's/\.ko\..*$/.ko/')"
 check_eq "the offloaded chain's rule is in eth1's maps at boot" 1 \
 	"$(map_count eth1 xdpoff_rules)"
+# The ruleset has a chain that cannot offload: nft-load loaded it with that
+# chain in software and the other offloaded (xdpoff check --fallback), and
+# the unit's journal says which and why.
+check "nft-load: the chain that can offload is offloaded" \
+	sh -c "nft list chain netdev xdpoff_boot ingress | grep -q 'flags offload'"
+check "... the one that cannot runs in software" \
+	sh -c "nft list chain netdev xdpoff_boot_soft soft | grep -q 'meta mark' &&
+	       ! nft list chain netdev xdpoff_boot_soft soft | grep -q 'flags offload'"
+check "... nftables.service's journal names the chain and the reason" \
+	sh -c "journalctl -b -o cat -u nftables.service | grep -qF 'chain netdev xdpoff_boot_soft soft runs in software: rule 0 (meta mark 0x00000005 counter drop): nf_tables: no offload for \`meta mark 0x00000005\`'"
 setup_peer eth0
 ip link set eth1 promisc on
 check "frames to udp 9 are dropped in XDP and counted by nft" drops 10

@@ -13,6 +13,7 @@ RX=eth1
 ALL_TESTS="
 	check_refusals
 	check_suggestions
+	check_fallback
 	check_live_unchanged
 	check_bad_input
 "
@@ -178,6 +179,38 @@ check_suggestions() {
 		"$XDPOFF" check /tmp/check-applied.nft
 	check "... and the file loads offloaded" nft -f /tmp/check-applied.nft
 	check_eq "... 5 rules in XDP" 5 "$(map_count $RX xdpoff_rules)"
+	nft flush ruleset
+}
+
+# --fallback: the file with flags offload out of the chains that cannot
+# offload, which loads with the others offloaded (nft-load at boot).
+check_fallback() {
+	{
+		echo "table netdev t {"
+		echo "	chain hw {"
+		echo "		type filter hook ingress device $RX priority 10; flags offload;"
+		echo "		ip saddr 10.0.0.1 drop"
+		echo "	}"
+		echo "	chain soft {"
+		echo "		type filter hook ingress device $RX priority 20; flags offload;"
+		echo "		ip saddr 10.0.0.2 drop"
+		echo "		meta mark 5 drop"
+		echo "	}"
+		echo "}"
+	} > "$F"
+	check_fails "the file does not load with offload" "Operation not supported" \
+		nft -f "$F"
+	"$XDPOFF" check --fallback "$F" > /tmp/check-fb.nft 2> /tmp/check-fb.err
+	check_eq "check --fallback exits 0" 0 $?
+	check_eq "... names the chain in software and why, on stderr" \
+		'xdpoff: chain netdev t soft runs in software: rule 1 (meta mark 0x00000005 drop): nf_tables: no offload for `meta mark 0x00000005`' \
+		"$(cat /tmp/check-fb.err)"
+	check "... its output loads" nft -f /tmp/check-fb.nft
+	check "... chain hw offloaded" \
+		sh -c "nft list chain netdev t hw | grep -q 'flags offload'"
+	check "... chain soft in software" \
+		sh -c "! nft list chain netdev t soft | grep -q 'flags offload'"
+	check_eq "... hw's rule in XDP, none of soft's" 1 "$(map_count $RX xdpoff_rules)"
 	nft flush ruleset
 }
 
