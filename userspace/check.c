@@ -294,6 +294,24 @@ static int nft_list(bool json, struct buf *out)
 	return run_nft(json ? jargv : targv, NULL, out, NULL);
 }
 
+/* nft -j -f - of {"nftables": @cmds}, which it takes: as nft_load(). */
+static int nft_load_cmds(json_t *cmds, char **msg)
+{
+	json_t *doc = json_pack("{s:o}", "nftables", cmds);
+	char *s = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	int err;
+
+	json_decref(doc);
+	if (!s) {
+		if (msg)
+			*msg = NULL;
+		return -ENOMEM;
+	}
+	err = nft_load(s, true, NULL, msg);
+	free(s);
+	return err;
+}
+
 /* The first line of nft's error message, without "Error: ". */
 static char *first_line(const char *msg)
 {
@@ -384,10 +402,8 @@ static int table_add(const struct check *c, json_t *table, char **msg)
 		"set", "map", "counter", "quota", "ct helper", "limit",
 		"ct timeout", "ct expectation", "secmark", "synproxy",
 	};
-	json_t *cmds = json_array(), *it, *o, *doc;
+	json_t *cmds = json_array(), *it, *o;
 	size_t i, k;
-	char *s;
-	int err;
 
 	json_array_append_new(cmds, json_pack("{s:{s:o}}", "add", "table",
 					      unhandled(table)));
@@ -410,14 +426,7 @@ static int table_add(const struct check *c, json_t *table, char **msg)
 			  "family", jstr(table, "family"),
 			  "table", jstr(table, "name"),
 			  "name", CHECK_TEXT_CHAIN));
-	doc = json_pack("{s:o}", "nftables", cmds);
-	s = json_dumps(doc, JSON_COMPACT);
-	json_decref(doc);
-	if (!s)
-		return -ENOMEM;
-	err = nft_load(s, true, NULL, msg);
-	free(s);
-	return err;
+	return nft_load_cmds(cmds, msg);
 }
 
 /*
@@ -561,21 +570,14 @@ static int last_handles(const json_t *chain, const char *name, size_t want,
 static int rules_add(const json_t *chain, const char *name, json_t *exprs,
 		     json_int_t *handles, char **msg)
 {
-	json_t *cmds = json_array(), *e, *doc;
+	json_t *cmds = json_array(), *e;
 	size_t i;
-	char *s;
 	int err;
 
 	json_array_foreach(exprs, i, e)
 		json_array_append_new(cmds, json_pack("{s:{s:o}}", "add",
 			"rule", rule_obj(chain, name, json_deep_copy(e))));
-	doc = json_pack("{s:o}", "nftables", cmds);
-	s = json_dumps(doc, JSON_COMPACT);
-	json_decref(doc);
-	if (!s)
-		return -ENOMEM;
-	err = nft_load(s, true, NULL, msg);
-	free(s);
+	err = nft_load_cmds(cmds, msg);
 	if (err || !handles)
 		return err;
 	return last_handles(chain, name, json_array_size(exprs), handles);

@@ -468,42 +468,62 @@ bool nft_scan_has(const struct nft_scan_result *res, const char *family,
 }
 
 /*
- * `nft -a list ruleset`: "table FAMILY NAME { # handle N" at the left,
- * "\tchain NAME { # handle N" (or a set, a flowtable, ...) one tab in, and
- * "\t\tRULE # handle N" two tabs in.  Each rule's text, by (family,
- * table, chain, handle), into @out.
+ * Walking `nft list ruleset`'s output: "table FAMILY NAME {" at the left,
+ * "\tchain NAME {" (or a set, a flowtable, ...) one tab in, a chain's
+ * hook line and rules two tabs in.
  */
+struct listing {
+	const char	*next;		/* the next line */
+	const char	*s, *end;	/* the line, after its tabs */
+	size_t		tabs;
+	char		family[16], table[NFT_NAME_MAX], chain[NFT_NAME_MAX];
+};
+
+/*
+ * The next line inside a chain, in @l (family, table and chain set);
+ * false at the end.
+ */
+static bool listing_next(struct listing *l)
+{
+	const char *line;
+
+	while (*l->next) {
+		line = l->next;
+		l->end = strchrnul(line, '\n');
+		l->next = *l->end ? l->end + 1 : l->end;
+		for (l->tabs = 0; line[l->tabs] == '\t'; l->tabs++)
+			;
+		l->s = line + l->tabs;
+		if (l->s == l->end)
+			continue;
+		if (l->tabs == 0) {
+			if (sscanf(l->s, "table %15s %255s", l->family,
+				   l->table) != 2)
+				l->family[0] = l->table[0] = '\0';
+			l->chain[0] = '\0';
+		} else if (l->tabs == 1) {
+			/* a chain, a set, ... or the closing brace */
+			if (sscanf(l->s, "chain %255s", l->chain) != 1)
+				l->chain[0] = '\0';
+		} else if (l->chain[0]) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/* `nft -a list ruleset`'s rules ("RULE # handle N"), two tabs in. */
 int nft_rule_texts(const char *listing, struct nft_rule_text **out,
 		   size_t *n)
 {
-	char family[NFT_NAME_MAX] = "", table[NFT_NAME_MAX] = "";
-	char chain[NFT_NAME_MAX] = "";
+	struct listing l = { .next = listing };
 	struct nft_rule_text *v = NULL, *nv;
-	const char *line, *nl, *h, *s;
-	size_t cnt = 0, tabs, len;
+	size_t cnt = 0;
+	const char *h;
 
-	for (line = listing; *line; line = *nl ? nl + 1 : nl) {
-		nl = strchrnul(line, '\n');
-		for (tabs = 0; line[tabs] == '\t'; tabs++)
-			;
-		s = line + tabs;
-		len = nl - s;
-		if (!len)
-			continue;
-		if (tabs == 0) {
-			if (sscanf(s, "table %15s %255s", family, table) != 2)
-				family[0] = table[0] = '\0';
-			chain[0] = '\0';
-			continue;
-		}
-		if (tabs == 1) {
-			/* a chain, a set, ... or the closing brace */
-			if (sscanf(s, "chain %255s", chain) != 1)
-				chain[0] = '\0';
-			continue;
-		}
-		h = memmem(s, len, " # handle ", 10);
-		if (tabs != 2 || !chain[0] || !h)
+	while (listing_next(&l)) {
+		h = memmem(l.s, l.end - l.s, " # handle ", 10);
+		if (l.tabs != 2 || !h)
 			continue;
 		nv = realloc(v, (cnt + 1) * sizeof(*v));
 		if (!nv) {
@@ -512,12 +532,12 @@ int nft_rule_texts(const char *listing, struct nft_rule_text **out,
 		}
 		v = nv;
 		memset(&v[cnt], 0, sizeof(v[cnt]));
-		snprintf(v[cnt].family, sizeof(v[cnt].family), "%s", family);
-		snprintf(v[cnt].table, sizeof(v[cnt].table), "%s", table);
-		snprintf(v[cnt].chain, sizeof(v[cnt].chain), "%s", chain);
+		snprintf(v[cnt].family, sizeof(v[cnt].family), "%s", l.family);
+		snprintf(v[cnt].table, sizeof(v[cnt].table), "%s", l.table);
+		snprintf(v[cnt].chain, sizeof(v[cnt].chain), "%s", l.chain);
 		v[cnt].handle = strtoull(h + 10, NULL, 10);
 		snprintf(v[cnt].text, sizeof(v[cnt].text), "%.*s",
-			 (int)(h - s), s);
+			 (int)(h - l.s), l.s);
 		cnt++;
 	}
 	*out = v;
@@ -525,16 +545,15 @@ int nft_rule_texts(const char *listing, struct nft_rule_text **out,
 	return 0;
 }
 
-/* The next device name of a hook line: "eth1" or eth1. */
-static size_t dev_name(const char **s, char *name, size_t size)
+size_t nft_next_name(const char **s, char *name, size_t size)
 {
 	size_t n = 0;
 
-	while (**s == ' ' || **s == ',')
+	while (**s == ' ' || **s == '\t' || **s == ',')
 		(*s)++;
 	if (**s == '"')
 		(*s)++;
-	while (**s && !strchr("\" ,;}\n", **s)) {
+	while (**s && !strchr("\" \t,;}\n", **s)) {
 		if (n + 1 < size)
 			name[n++] = **s;
 		(*s)++;
@@ -549,43 +568,26 @@ int nft_chain_devices(const char *listing, const char *family,
 		      const char *table, const char *chain,
 		      char (*devs)[IF_NAMESIZE], size_t max)
 {
-	char fam[16] = "", tab[NFT_NAME_MAX] = "", ch[NFT_NAME_MAX] = "";
-	const char *line, *nl, *s;
-	size_t tabs, n = 0;
+	struct listing l = { .next = listing };
+	const char *s;
+	size_t n = 0;
 
-	for (line = listing; *line; line = *nl ? nl + 1 : nl) {
-		nl = strchrnul(line, '\n');
-		for (tabs = 0; line[tabs] == '\t'; tabs++)
-			;
-		s = line + tabs;
-		if (s == nl)
+	while (listing_next(&l)) {
+		if (l.tabs != 2 || strncmp(l.s, "type ", 5) ||
+		    strcmp(l.family, family) || strcmp(l.table, table) ||
+		    strcmp(l.chain, chain))
 			continue;
-		if (tabs == 0) {
-			if (sscanf(s, "table %15s %255s", fam, tab) != 2)
-				fam[0] = tab[0] = '\0';
-			ch[0] = '\0';
-			continue;
-		}
-		if (tabs == 1) {
-			if (sscanf(s, "chain %255s", ch) != 1)
-				ch[0] = '\0';
-			continue;
-		}
-		if (tabs != 2 || strncmp(s, "type ", 5) ||
-		    strcmp(fam, family) || strcmp(tab, table) ||
-		    strcmp(ch, chain))
-			continue;
-		s = strstr(s, " device");
-		if (!s || s > nl)
+		s = memmem(l.s, l.end - l.s, " device", 7);
+		if (!s)
 			return 0;
 		if (!strncmp(s, " device ", 8)) {
 			s += 8;
-			return max && dev_name(&s, devs[0], IF_NAMESIZE) ? 1 : 0;
+			return max && nft_next_name(&s, devs[0], IF_NAMESIZE);
 		}
-		s = strchr(s, '{');
-		if (!s || s > nl)
+		s = memchr(s, '{', l.end - s);
+		if (!s)
 			return 0;
-		for (s++; n < max && dev_name(&s, devs[n], IF_NAMESIZE);)
+		for (s++; n < max && nft_next_name(&s, devs[n], IF_NAMESIZE);)
 			n++;
 		return n;
 	}

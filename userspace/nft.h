@@ -58,6 +58,13 @@ int nft_chain_devices(const char *listing, const char *family,
 		      const char *table, const char *chain,
 		      char (*devs)[IF_NAMESIZE], size_t max);
 
+/*
+ * nft.c: the next name at *@s of a list such as a hook line's devices
+ * ("eth1" or eth1, after spaces and commas), into @name; its length (0:
+ * none), *@s after it.
+ */
+size_t nft_next_name(const char **s, char *name, size_t size);
+
 /* A growing string. */
 struct buf {
 	char	*p;

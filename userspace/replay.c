@@ -50,26 +50,6 @@ static bool word(const char **s, const char *w)
 	return true;
 }
 
-/* The next device name of a hook line: "eth1" or eth1. */
-static bool next_name(const char **s, char *name, size_t size)
-{
-	size_t n = 0;
-
-	while (**s == ' ' || **s == '\t' || **s == ',')
-		(*s)++;
-	if (**s == '"')
-		(*s)++;
-	while (**s && !strchr("\" \t,;}", **s)) {
-		if (n + 1 < size)
-			name[n++] = **s;
-		(*s)++;
-	}
-	if (**s == '"')
-		(*s)++;
-	name[n] = '\0';
-	return n > 0;
-}
-
 /*
  * Does the chain header line (`type filter hook ingress device "eth1"
  * priority 10; ...` or `... devices = { eth1, eth2 } ...`) name @dev?
@@ -85,14 +65,14 @@ static bool hook_has_dev(const char *line, const char *dev)
 		if (s != line && s[-1] != ' ' && s[-1] != '\t')
 			continue;
 		if (word(&p, "device")) {
-			if (next_name(&p, name, sizeof(name)) &&
+			if (nft_next_name(&p, name, sizeof(name)) &&
 			    !strcmp(name, dev))
 				return true;
 		} else if (word(&p, "devices")) {
 			while (*p == ' ' || *p == '=' || *p == '{')
 				p++;
 			while (*p && *p != '}') {
-				if (!next_name(&p, name, sizeof(name)))
+				if (!nft_next_name(&p, name, sizeof(name)))
 					break;
 				if (!strcmp(name, dev))
 					return true;
