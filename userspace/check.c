@@ -937,8 +937,16 @@ static int check_chain(struct check *c, const json_t *chain)
 	if (err) {
 		why = chain_refused(c, chain, msg, before, &by);
 		free(msg);
-		if (!strcmp(by, "nf_tables"))
+		if (!strcmp(by, "nf_tables") &&
+		    strcmp(jstr(chain, "family"), "netdev")) {
+			/* nft_chain_offload_support(): netdev ingress only */
+			free(why);
+			if (asprintf(&why, "nf_tables offloads only netdev family chains, not %s ones",
+				     jstr(chain, "family")) < 0)
+				why = NULL;
+		} else if (!strcmp(by, "nf_tables")) {
 			sugg = chain_priority(c, chain, rules, &why);
+		}
 		if (!json_array_size(rules)) {
 			r = add_result(c, chain, -1, NULL);
 			if (r) {

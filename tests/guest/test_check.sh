@@ -97,6 +97,12 @@ write_ruleset() {
 		echo "		meta mark 5 drop"
 		echo "	}"
 		echo "}"
+		echo "table inet i {"
+		echo "	chain inetc {"
+		echo "		type filter hook ingress device $RX priority 10; flags offload;"
+		echo "		ip saddr 10.3.0.1 drop"
+		echo "	}"
+		echo "}"
 		echo "table netdev other {"
 		echo "	chain unattached {"
 		echo "		type filter hook ingress device eth3 priority 10; flags offload;"
@@ -136,6 +142,8 @@ check_refusals() {
 	check_eq "... suggested: priority 1, where it offloads" \
 		'the chain at priority 1 (`priority 1;`): it and its rules offload there' \
 		"$(result p0 0 suggestion)"
+	check "an inet ingress chain: nf_tables offloads netdev chains only" \
+		refused inetc 0 nf_tables 'only netdev family chains, not inet ones'
 	check "a device not attached: xdpoff, how to attach it" \
 		refused unattached 0 xdpoff 'eth3 is not attached to xdpoff (xdpoff attach eth3)'
 	check_eq "8 chains on eth2 offload (the 8th)" true "$(result s8 0 offload)"
