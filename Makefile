@@ -15,10 +15,7 @@
 #                 FILE:CASE,CASE only those cases of FILE (its ALL_TESTS)
 #   EACH_CASE=1   each case of each file in a process of its own (tests/check)
 #   SHARD=K/N     only the K-th of N shards of those files (tests/check):
-#                 make check-debug SHARD=1/4 ... SHARD=4/4 run the suite;
-#                 SHARD="1/4 2/4" two shards, each a guest, side by side
-#   XDPOFF_CHECK_JOBS=N  guests at once (default 2: a TCG guest keeps one
-#                 core busy); 1: one after the other, the output live
+#                 make check-debug SHARD=1/4 ... SHARD=4/4 run the suite
 #   KERNELS="6.1 6.12"  the Debian 12 kernels to build for and to test on
 #                 (make check: one guest boot each); make bench: 6.1
 #                 unless KERNELS names another
@@ -210,18 +207,17 @@ check-boot: all vm
 # The debug kernels (tests/vm/debug-kernel SERIES, cached in
 # build/cache/debug-kernel/SERIES/) and xdpoff.ko built against each; the
 # suite runs with both, on each kernel of KERNELS, one guest boot each
-# (SHARD=K/N: a shard of the suite; SHARD="K/N K/N": shards side by side).
-# KASAN and lockdep under TCG are slow: a longer guest timeout and polling
-# budget, a quarter of the differential test's pairs unless
-# XDPOFF_DIFF_PAIRS says, 150 churn transactions unless XDPOFF_CHURN says
-# (1,000 in make check), no debug objects (built in, switched off for
-# speed), a log buffer that keeps every report, and 4-level paging
-# (no5lvl): with -cpu max's LA57, an interrupt that lands while the boot
-# CPU's features are re-read sees LA57 off, and KASAN reports the access a
-# wild one.  (Booting takes ~4 minutes: ACPI's AML loops time out at 30 s
-# each; ACPI stays, test_unplug.sh needs its PCI hotplug.) Each kernel's
-# results in build/check-debug-SERIES.log (-shardKofN.log with several
-# shards); the make fails if any kernel's run does.
+# (SHARD=K/N: a shard of the suite).  KASAN and lockdep under TCG are
+# slow: a longer guest timeout and polling budget, a quarter of the
+# differential test's pairs unless XDPOFF_DIFF_PAIRS says, 150 churn
+# transactions unless XDPOFF_CHURN says (1,000 in make check), no debug
+# objects (built in, switched off for speed), a log buffer that keeps
+# every report, and 4-level paging (no5lvl): with -cpu max's LA57, an
+# interrupt that lands while the boot CPU's features are re-read sees
+# LA57 off, and KASAN reports the access a wild one.  (Booting takes ~4
+# minutes: ACPI's AML loops time out at 30 s each; ACPI stays,
+# test_unplug.sh needs its PCI hotplug.)  Each kernel's results in
+# build/check-debug-SERIES.log; the make fails if any kernel's run does.
 check-debug: all vm $(CSUMCHECK) $(KEYCOLLIDE)
 	$(Q)rc=0; for k in $(KERNELS); do \
 		img=$$($(ROOT)/tests/vm/debug-kernel $$k) || exit; \
