@@ -87,6 +87,7 @@ write_ruleset() {
 		echo "		ip saddr 10.0.0.2 dup to eth2"
 		echo "		ip daddr 10.0.0.3 fwd to eth3"
 		echo "		udp dport 53 accept"
+		echo "		@ll,112,16 10 drop"
 		echo "	}"
 		echo "	chain masks {"
 		echo "		type filter hook ingress device $RX priority 20; flags offload;"
@@ -129,6 +130,10 @@ check_refusals() {
 	check "fwd to a device not attached: xdpoff's reason" \
 		refused in 4 xdpoff 'fwd target must be attached with xdpoff'
 	check_eq "a rule after refused ones still offloads" true "$(result in 5 offload)"
+	# nf_tables hands a TCI at offset 14 over as a vlan key without its
+	# EtherType: a key xdpoff does not take.
+	check "a vlan TCI without the vlan's EtherType: xdpoff's reason" \
+		refused in 6 xdpoff 'match on vlan needs its ethertype (8021q or 8021ad)'
 	# The limits count what came before: chain in holds 2 tables (ip
 	# saddr, udp dport), so 30 of the one-bit masks get the 30 left.
 	check_eq "the tables chain in left: 30 one-bit masks offload (rule 29)" \
