@@ -394,8 +394,7 @@ int xdpoff_xdp(struct xdp_md *ctx)
 		}
 	}
 
-	classify(tables_of(meta, nr, &f, unknown), &f, unknown, &best,
-		 &key->rule);
+	classify(tables_of(meta, nr, &f, unknown), &f, unknown, &best);
 
 	/* One stage: decide() built for it, without the loops over stages. */
 	if (nr_stages <= 1)
