@@ -218,15 +218,12 @@ static __always_inline __u64 tables_of(const struct xdpoff_meta *meta,
 /*
  * Table @mi of the tuple-space search: its best rule for @f into @best,
  * or, when the table needs one of the XDPOFF_U_* bits of @unknown, the
- * earliest order it may hold.  A function of its own, verified once
- * (global): inlined in the loop over the tables, the verifier walked its
- * body once per table and per state of the loop, 532,621 instructions
- * (5.9 s of each attach under TCG); called, the program takes 63,629.
- * Its key for the lookups on its own stack: a global function's pointer
- * arguments are memory, which the map helpers do not take as a key.
+ * earliest order it may hold.
  */
-__noinline int classify_one(__u32 mi, const struct xdpoff_fields *f,
-			    long unknown, struct stage_best *best)
+static __always_inline void classify_table(__u32 mi,
+					   const struct xdpoff_fields *f,
+					   long unknown,
+					   struct stage_best *best)
 {
 	struct xdpoff_rule_key key;
 	struct xdpoff_rule_val *val;
@@ -234,25 +231,23 @@ __noinline int classify_one(__u32 mi, const struct xdpoff_fields *f,
 	__u32 slot = mi;	/* on the stack for the helper */
 	__u32 st;
 
-	if (!f || !best)
-		return 0;
 	m = bpf_map_lookup_elem(&xdpoff_masks, &slot);
 	if (!m)
-		return 0;
+		return;
 	st = m->stage & (XDPOFF_MAX_STAGES - 1);
 	/* No rule of the mask can beat its stage's best so far. */
 	if (m->min_order >= best->order[st])
-		return 0;
+		return;
 	if (m->needs & unknown) {
 		if (m->min_order < best->unknown[st])
 			best->unknown[st] = m->min_order;
-		return 0;
+		return;
 	}
 	if (m->ranges && out_of_range(m, f))
-		return 0;
+		return;
 	val = lookup_rule(f, m, slot, &key);
 	if (!val)
-		return 0;
+		return;
 	st = val->stage & (XDPOFF_MAX_STAGES - 1);
 	if (val->order < best->order[st]) {
 		best->order[st] = val->order;
@@ -261,6 +256,21 @@ __noinline int classify_one(__u32 mi, const struct xdpoff_fields *f,
 				      val->rewrite & 0xff, slot);
 		best->ifindex[st] = val->ifindex;
 	}
+}
+
+/*
+ * classify_table() as a function of its own, verified once (global):
+ * inlined in the loop over the tables, the verifier walked its body once
+ * per table and per state of the loop, 532,621 instructions (5.9 s of
+ * each attach under TCG).  Its key for the lookups is on its own stack:
+ * a global function's pointer arguments are memory, which the map
+ * helpers do not take as a key.
+ */
+__noinline int classify_one(__u32 mi, const struct xdpoff_fields *f,
+			    long unknown, struct stage_best *best)
+{
+	if (f && best)
+		classify_table(mi, f, unknown, best);
 	return 0;
 }
 
@@ -268,7 +278,9 @@ __noinline int classify_one(__u32 mi, const struct xdpoff_fields *f,
  * The tuple-space search over the tables whose bits @tables has
  * (tables_of()): per stage, the earliest rule that matches @f in @best
  * (whose orders and unknowns come set to NO_MATCH), and the earliest
- * order a table @f cannot be looked up in may hold (classify_one()).
+ * order a table @f cannot be looked up in may hold.  Table 0 alone (one
+ * nft chain or tc block of rules alike, the common case) inline, without
+ * the call; the others through classify_one().
  */
 static __always_inline void classify(__u64 tables,
 				     const struct xdpoff_fields *f,
@@ -276,6 +288,10 @@ static __always_inline void classify(__u64 tables,
 {
 	__u64 mi;	/* 64-bit: no zero extension at every turn */
 
+	if (tables == 1) {
+		classify_table(0, f, unknown, best);
+		return;
+	}
 	for (mi = 0; mi < XDPOFF_MAX_MASKS && tables; mi++, tables >>= 1)
 		if (tables & 1)
 			classify_one(mi, f, unknown, best);
